@@ -1,0 +1,1 @@
+"""Model backends reached through litellm as custom providers, one file per backend."""

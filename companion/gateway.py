@@ -1,0 +1,154 @@
+"""Step 6: the model gateway. Every model, the embedded default included, goes through litellm.
+
+Backends registered under the entry point group `companion.models` become litellm custom
+providers (`echo/...`, `local/...`); any other litellm model string (a local server, a hosted
+API) passes straight through. A call is bounded in time, retried a bounded number of times
+before any text was shown, and an empty reply counts as a fault.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import companion  # noqa: F401  (sets the no-telemetry environment before litellm loads)
+from memory import registry
+
+ALIASES = {"echo": "echo/echo", "local": "local/smollm2-135m", "default": "local/smollm2-135m"}
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+class ModelError(RuntimeError):
+    pass
+
+
+class ModelTimeout(ModelError):
+    pass
+
+
+@dataclass
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    attempts: int
+
+
+def resolve(model: str) -> str:
+    model = (model or "").strip()
+    if not model:
+        raise ModelError("no model configured")
+    return ALIASES.get(model, model)
+
+
+def _litellm():
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def ensure_backends() -> None:
+    """Make every registered backend a litellm custom provider (idempotent)."""
+    litellm = _litellm()
+    with _lock:
+        names = registry.names("model")
+        missing = [n for n in names if n not in _registered]
+        if not missing:
+            return
+        current = [e for e in (litellm.custom_provider_map or []) if e["provider"] not in missing]
+        for name in missing:
+            current.append({"provider": name, "custom_handler": registry.get("model", name)()})
+            _registered.add(name)
+        litellm.custom_provider_map = current
+        from litellm.utils import custom_llm_setup
+
+        custom_llm_setup()
+
+
+def _stream(model, messages, max_tokens, out: queue.Queue, cancel: threading.Event):
+    litellm = _litellm()
+    try:
+        usage = None
+        for chunk in litellm.completion(model=model, messages=messages, max_tokens=max_tokens, stream=True,
+                                        stream_options={"include_usage": True}):
+            if cancel.is_set():
+                return
+            if getattr(chunk, "usage", None):
+                usage = chunk.usage
+            if chunk.choices:
+                piece = chunk.choices[0].delta.content
+                if piece:
+                    out.put(("text", piece))
+        out.put(("done", usage))
+    except BaseException as e:  # handed to the caller's thread
+        out.put(("error", e))
+
+
+def _attempt(model, messages, max_tokens, timeout, on_token) -> tuple[str, object, bool]:
+    out: queue.Queue = queue.Queue()
+    cancel = threading.Event()
+    threading.Thread(target=_stream, args=(model, messages, max_tokens, out, cancel), daemon=True).start()
+    deadline = time.monotonic() + timeout
+    pieces: list[str] = []
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            kind, value = out.get(timeout=max(remaining, 0.001))
+        except queue.Empty:
+            cancel.set()
+            raise ModelTimeout(f"model {model} gave no complete reply within {timeout:g} s") from None
+        if kind == "text":
+            pieces.append(value)
+            if on_token:
+                on_token(value)
+        elif kind == "done":
+            return "".join(pieces), value, bool(pieces)
+        else:
+            raise ModelError(f"model {model} failed: {type(value).__name__}: {value}") from value
+
+
+def complete(
+    model: str,
+    messages: list[dict],
+    *,
+    on_token: Callable[[str], None] | None = None,
+    timeout: float = 120.0,
+    max_tokens: int = 200,
+    retries: int = 1,
+) -> Completion:
+    model = resolve(model)
+    ensure_backends()
+    attempts = 0
+    while True:
+        attempts += 1
+        streamed = [False]
+
+        def relay(piece: str) -> None:
+            streamed[0] = True
+            if on_token:
+                on_token(piece)
+
+        try:
+            text, usage, _ = _attempt(model, messages, max_tokens, timeout, relay)
+            if not text.strip():
+                raise ModelError(f"model {model} returned an empty reply")
+        except ModelError:
+            # Retry only while nothing was shown: a retry after streamed text would repeat it.
+            if attempts > retries or streamed[0]:
+                raise
+            continue
+        return Completion(
+            text=text,
+            model=model,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            attempts=attempts,
+        )

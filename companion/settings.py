@@ -1,0 +1,36 @@
+"""Settings: defaults, overridden by COMPANION_* environment variables, then by CLI flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL = "local/smollm2-135m"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="COMPANION_", extra="ignore")
+
+    home: Path = Field(default=Path("~/.companion"), description="data directory (env COMPANION_HOME)")
+    model: str = Field(default=DEFAULT_MODEL, description="any litellm model string, or echo")
+    gate: str = "always"
+    retriever: str = "recency"
+    policy: str = "earlier_turns"
+    recent_window: int = Field(default=6, ge=0, description="messages always in the prompt")
+    k: int = Field(default=5, ge=1, description="hits a retriever returns")
+    budget_tokens: int = Field(default=400, ge=0, description="tokens of retrieved text in the prompt")
+    max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
+    timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
+    retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
+    host: str = "127.0.0.1"
+    port: int = 7860
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home.expanduser()
+
+
+def load(**overrides) -> Settings:
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,174 @@
+"""The one turn. The app, the terminal chat and the eval replay all call `turn`.
+
+    1 consent    no consent on record -> nothing is stored, the participant is told why
+    2 log        store the participant message under its dayid
+    3 DECIDE     gate.decide(ctx)              -> Decision(retrieve, score, threshold, reason)
+    4 RETRIEVE   retriever.search(ctx, q, k)   -> ranked hits, nothing at or after as_of
+    5 APPLY      policy.apply(recent, hits)    -> labelled prompt section within budget
+    6 GENERATE   gateway.complete(messages)
+    7 WRAP       wrapper.render(...)           -> shown text, actions run, actions held
+    8 log        store the companion message and the turn's Trace
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from companion import gateway, prompts, trials
+from companion.settings import Settings
+from consent import records as consent
+from memory import messages, registry, traces
+from memory.context import TurnContext
+from memory.messages import Message
+from memory.policies import Applied
+from memory.store import Store
+from memory.traces import Trace
+from wrapper import render as wrapper
+
+
+@dataclass
+class TurnResult:
+    shown: str  # what the participant sees
+    message: Message | None = None  # their stored message (None when refused)
+    reply: Message | None = None  # the stored companion reply (None on refusal or model fault)
+    trace: Trace | None = None
+    refused: bool = False
+
+
+class _Clock:
+    def __init__(self, trace: Trace):
+        self.trace, self.t = trace, time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.trace.latency_ms[step] = round((now - self.t) * 1000, 3)
+        self.t = now
+
+
+def build_prompt(ctx: TurnContext, applied: Applied) -> list[dict]:
+    system = prompts.SYSTEM.format(context=ctx.context)
+    if applied.items:
+        items = "\n".join(
+            prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
+            for h in applied.items
+        )
+        system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
+    out = [{"role": "system", "content": system}]
+    for m in ctx.recent:
+        out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
+    out.append({"role": "user", "content": ctx.text})
+    return out
+
+
+def turn(
+    store: Store,
+    participant: str,
+    text: str,
+    context: str = "personal",
+    settings: Settings | None = None,
+    on_token: Callable[[str], None] | None = None,
+) -> TurnResult:
+    settings = settings or Settings()
+    if context not in messages.CONTEXTS:
+        raise ValueError(f"context must be one of {messages.CONTEXTS}, got {context!r}")
+    started = time.perf_counter()
+    trace = Trace(participant=participant, context=context)
+    clock = _Clock(trace)
+
+    # 1 consent
+    state = consent.status(store, participant)
+    clock.lap("consent")
+    if not state.accepted:
+        return TurnResult(shown=consent.refusal(participant, state), refused=True)
+
+    # 2 log
+    msg = messages.append(store, participant, "user", text, context)
+    trace.dayid = msg.dayid
+    ctx = TurnContext(
+        store=store,
+        participant=participant,
+        text=msg.text,
+        context=context,
+        as_of=msg.ordinal,
+        recent=messages.read(store, participant, msg.ordinal, limit=settings.recent_window),
+        ask_model=lambda prompt: gateway.complete(settings.model, prompt, timeout=settings.timeout, max_tokens=8).text,
+    )
+    clock.lap("log_message")
+
+    # 3 DECIDE
+    arm = trials.arm_for(store, participant, settings, turn_key=msg.dayid)
+    trace.arm = arm.describe()
+    gate = registry.create("gate", arm.gate)
+    trace.gate = gate.describe()
+    if not state.allows("memory"):
+        decision = None
+        trace.fallbacks.append("memory scope not consented: the past is not consulted")
+    else:
+        try:
+            decision = gate.decide(ctx)
+        except Exception as e:  # a broken gate must not lose the turn
+            trace.error("decide", e)
+            trace.fallbacks.append("gate failed: abstained")
+            decision = None
+    if decision is not None:
+        trace.decision = decision.model_dump()
+    clock.lap("decide")
+
+    # 4 RETRIEVE
+    retriever = registry.create("retriever", arm.retriever)
+    trace.retriever = {**retriever.describe(), "k": settings.k, "as_of": ctx.as_of}
+    hits = []
+    if decision is not None and decision.retrieve:
+        try:
+            hits = retriever.search(ctx, ctx.text, settings.k)
+        except Exception as e:
+            trace.error("retrieve", e)
+            trace.fallbacks.append("retriever failed: no memory applied")
+    trace.hits = [h.public() for h in hits]
+    clock.lap("retrieve")
+
+    # 5 APPLY
+    policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens)
+    applied = policy.apply(ctx.recent, hits)
+    trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
+                     "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
+    clock.lap("apply")
+
+    # 6 GENERATE
+    trace.model = gateway.resolve(settings.model)
+    reply_text = None
+    try:
+        done = gateway.complete(
+            settings.model, build_prompt(ctx, applied), on_token=on_token,
+            timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
+        )
+        reply_text = done.text
+        trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens,
+                        "attempts": done.attempts}
+    except gateway.ModelError as e:
+        trace.error("generate", e)
+        trace.fallbacks.append("model fault: the participant was told, no reply stored")
+    clock.lap("generate")
+
+    # 7 WRAP
+    if reply_text is not None:
+        rendered = wrapper.render(reply_text, interaction={})
+        trace.interaction = {"mode": rendered.mode, **rendered.interaction}
+        trace.actions_run, trace.actions_held = rendered.actions_run, rendered.actions_held
+        shown = rendered.shown
+    else:
+        shown = prompts.FALLBACK_REPLY
+    clock.lap("wrap")
+
+    # 8 log: the reply and its trace land together or not at all
+    reply = None
+    with store.transaction() as conn:
+        if reply_text is not None:
+            reply = messages.append(store, participant, "companion", shown, context)
+            trace.reply_dayid = reply.dayid
+        clock.lap("log_reply")
+        trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
+        traces.save(store, trace, conn)
+    return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)

@@ -1,0 +1,1 @@
+"""Consent records, withdrawal, retention, pseudonymization and benchmark export."""

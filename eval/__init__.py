@@ -1,0 +1,1 @@
+"""Offline eval: corpus readers, replay through the turn, metrics, reports."""

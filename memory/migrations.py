@@ -1,0 +1,100 @@
+"""Schema changes as a list of small numbered functions; applied names live in `_migrations`.
+
+Never edit a migration that has shipped: add a new one. Each says why it exists.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+MIGRATIONS: list[Callable] = []
+
+
+def migration(fn: Callable) -> Callable:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(conn):
+    """The spine: participants, consent records, the message log with its keys, traces."""
+    _script(
+        conn,
+        """
+        CREATE TABLE participants (
+            participant TEXT PRIMARY KEY,
+            tz TEXT NOT NULL,
+            pass_hash TEXT,
+            created_at TEXT NOT NULL,
+            first_local_date TEXT,          -- local date of the first message: day 1
+            next_ordinal INTEGER NOT NULL DEFAULT 1,
+            settings TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE consent_records (
+            id INTEGER PRIMARY KEY,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            version TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            accepted_at TEXT NOT NULL,
+            withdrawn_at TEXT
+        );
+        CREATE TABLE messages (
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            dayid TEXT NOT NULL,
+            day_n INTEGER NOT NULL,
+            day_j INTEGER NOT NULL,
+            sender TEXT NOT NULL CHECK (sender IN ('user', 'companion')),
+            text TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            context TEXT NOT NULL,
+            PRIMARY KEY (participant, ordinal),
+            UNIQUE (participant, dayid)
+        );
+        -- Last j handed out per (participant, day): kept when messages are deleted,
+        -- so a deletion never frees a key for reuse.
+        CREATE TABLE day_counters (
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            day_n INTEGER NOT NULL,
+            last_j INTEGER NOT NULL,
+            PRIMARY KEY (participant, day_n)
+        );
+        CREATE TABLE traces (
+            id INTEGER PRIMARY KEY,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            dayid TEXT,
+            created_at TEXT NOT NULL,
+            arm TEXT,
+            gate TEXT,
+            decision INTEGER,
+            data TEXT NOT NULL
+        );
+        CREATE INDEX traces_by_participant ON traces(participant, id);
+        """
+    )
+
+
+def _script(conn, sql: str) -> None:
+    # executescript() would COMMIT the surrounding transaction; run statements one by one.
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def apply(conn) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        fn(conn)
+        conn.execute(
+            "INSERT INTO _migrations VALUES (?, ?)",
+            (fn.__name__, datetime.now(timezone.utc).isoformat()),
+        )
+        applied.append(fn.__name__)
+    return applied

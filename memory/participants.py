@@ -1,0 +1,68 @@
+"""Participants: a name, a time zone for their day boundaries, a passphrase hash, settings."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+from memory import keys
+from memory.store import Store, StoreError
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_name(participant: str) -> str:
+    if not isinstance(participant, str) or not NAME.match(participant):
+        raise StoreError(
+            f"participant name {participant!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'"
+        )
+    return participant
+
+
+def create(store: Store, participant: str, tz: str | None = None, pass_hash: str | None = None, conn=None) -> None:
+    check_name(participant)
+    tz = tz or keys.machine_zone_name()
+    keys.zone(tz)
+    with store.transaction() as c:
+        if c.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone():
+            raise StoreError(f"participant {participant!r} already exists")
+        c.execute(
+            "INSERT INTO participants (participant, tz, pass_hash, created_at) VALUES (?,?,?,?)",
+            (participant, tz, pass_hash, datetime.now(timezone.utc).isoformat()),
+        )
+
+
+def get(store: Store, participant: str) -> dict | None:
+    r = store.conn.execute("SELECT * FROM participants WHERE participant=?", (participant,)).fetchone()
+    if r is None:
+        return None
+    d = dict(r)
+    d["settings"] = json.loads(d["settings"])
+    return d
+
+
+def exists(store: Store, participant: str) -> bool:
+    return get(store, participant) is not None
+
+
+def names(store: Store) -> list[str]:
+    return [r[0] for r in store.conn.execute("SELECT participant FROM participants ORDER BY participant")]
+
+
+def update_settings(store: Store, participant: str, **changes) -> dict:
+    with store.transaction() as c:
+        p = get(store, participant)
+        if p is None:
+            raise StoreError(f"unknown participant {participant!r}")
+        settings = {**p["settings"], **changes}
+        c.execute(
+            "UPDATE participants SET settings=? WHERE participant=?", (json.dumps(settings), participant)
+        )
+    return settings
+
+
+def set_tz(store: Store, participant: str, tz: str) -> None:
+    keys.zone(tz)
+    with store.transaction() as c:
+        c.execute("UPDATE participants SET tz=? WHERE participant=?", (tz, participant))
