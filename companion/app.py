@@ -1,0 +1,214 @@
+"""The Gradio app: sign-in, consent, chat with streamed replies and a memory line per reply.
+
+Each browser session holds its participant in server-side state; every handler reads and
+writes that participant only, so a participant sees only their own conversation.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import companion  # noqa: F401  (no-telemetry environment first)
+import gradio as gr
+
+from companion import auth
+from companion.settings import Settings
+from companion.turn import turn
+from consent import records as consent
+from memory import messages, participants, traces
+from memory.store import Store, StoreError
+from memory.traces import Trace
+
+HISTORY_SHOWN = 200  # messages loaded into the chat on sign-in
+
+
+def new_session() -> dict:
+    # participant: signed in and consented; pending: a new name waiting for consent.
+    return {"participant": None, "pending": {}}
+
+
+def memory_line(trace: Trace | None) -> tuple[str, str]:
+    """The collapsible line under a reply: a title, and details from the turn's trace."""
+    if trace is None:
+        return "Memory: no trace for this reply", ""
+    d = trace.decision
+    gate = trace.gate.get("name", "?")
+    if d is None:
+        title = "Memory: not consulted"
+        details = "; ".join(trace.fallbacks) or "no decision was made"
+    elif not d["retrieve"]:
+        title = f"Memory: abstained (score {d['score']:.2f} < threshold {d['threshold']:.2f})"
+        details = f"Gate `{gate}`: {d['reason']}"
+    else:
+        used = trace.applied.get("items", [])
+        head = f"score {d['score']:.2f} ≥ threshold {d['threshold']:.2f}"
+        if used:
+            title = f"Memory: used {', '.join(used)} ({head})"
+        else:
+            title = f"Memory: looked back, nothing applied ({head})"
+        snippets = {h["dayid"]: h for h in trace.hits}
+        lines = [f"Gate `{gate}`: {d['reason']}",
+                 f"Retriever `{trace.retriever.get('name')}`; placed under “{trace.applied.get('heading')}”"]
+        for dayid in used:
+            h = snippets.get(dayid, {})
+            lines.append(f"- **{dayid}** ({h.get('score', 0):.3f}): {h.get('text', '')}")
+        details = "\n".join(lines)
+    if trace.errors:
+        title += " · error"
+        details += "\n" + "\n".join(f"- {e.step}: {e.type}: {e.message}" for e in trace.errors)
+    return title, details
+
+
+def _memory_message(trace: Trace | None) -> dict:
+    title, details = memory_line(trace)
+    return {"role": "assistant", "content": details or title, "metadata": {"title": title, "status": "done"}}
+
+
+def history(store: Store, participant: str) -> list[dict]:
+    rows = messages.read(store, participant, messages.next_ordinal(store, participant), limit=HISTORY_SHOWN)
+    by_reply = {t.reply_dayid: t for t in traces.list_(store, participant=participant, limit=HISTORY_SHOWN)}
+    out = []
+    for m in rows:
+        if m.sender == "user":
+            out.append({"role": "user", "content": m.text})
+        else:
+            out.append({"role": "assistant", "content": m.text})
+            out.append(_memory_message(by_reply.get(m.dayid)))
+    return out
+
+
+def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
+    store = store or Store(settings.data_dir)
+    limiter = auth.RateLimiter()
+    text = consent.current()
+
+    with gr.Blocks(title="Companion", analytics_enabled=False) as demo:
+        session = gr.State(new_session())
+        gr.Markdown("## Companion")
+        with gr.Column(visible=True) as signin_box:
+            name = gr.Textbox(label="Name", elem_id="signin-name")
+            passphrase = gr.Textbox(label="Passphrase", type="password", elem_id="signin-pass")
+            signin_btn = gr.Button("Sign in", variant="primary", elem_id="signin-btn")
+            signin_msg = gr.Markdown(elem_id="signin-msg")
+        with gr.Column(visible=False) as consent_box:
+            gr.Markdown(f"### Consent (version {text.version})\n\n{text.text}", elem_id="consent-text")
+            with gr.Row():
+                accept_btn = gr.Button("I accept", variant="primary", elem_id="consent-accept")
+                decline_btn = gr.Button("I decline", elem_id="consent-decline")
+            consent_msg = gr.Markdown()
+        with gr.Column(visible=False) as chat_box:
+            who = gr.Markdown(elem_id="who")
+            context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")
+            chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat")
+            with gr.Row():
+                box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
+                send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+            signout = gr.Button("Sign out", size="sm")
+
+        def show(stage: str):
+            return (gr.update(visible=stage == "signin"), gr.update(visible=stage == "consent"),
+                    gr.update(visible=stage == "chat"))
+
+        def enter_chat(sess: dict, participant: str):
+            sess["participant"], sess["pending"] = participant, {}
+            return (sess, *show("chat"), f"Signed in as **{participant}**", history(store, participant), "")
+
+        def sign_in(n, p, sess: dict):
+            n = (n or "").strip()
+            blank = (sess, *show("signin"), gr.update(), gr.update(), "")
+            try:
+                participants.check_name(n)
+            except StoreError as e:
+                return (*blank[:-1], str(e))
+            wait = limiter.blocked_for(n)
+            if wait > 0:
+                return (*blank[:-1], f"Too many failed sign-ins for {n}; try again in {wait:.0f} s.")
+            record = participants.get(store, n)
+            if record is None:  # a new participant: nothing is stored until consent
+                try:
+                    sess["pending"] = {"name": n, "pass_hash": auth.hash_passphrase(p or "")}
+                except ValueError as e:
+                    return (*blank[:-1], str(e))
+                return (sess, *show("consent"), gr.update(), gr.update(), "")
+            if not auth.verify(p or "", record["pass_hash"]):
+                limiter.failed(n)
+                return (*blank[:-1], "Name or passphrase is wrong.")
+            limiter.succeeded(n)
+            if not consent.status(store, n).accepted:
+                sess["pending"] = {"name": n, "pass_hash": None}
+                return (sess, *show("consent"), gr.update(), gr.update(), "")
+            return enter_chat(sess, n)
+
+        def accept(sess: dict):
+            if not sess["pending"]:
+                return (sess, *show("signin"), gr.update(), gr.update(), "Sign in first.")
+            consent.accept(store, sess["pending"]["name"], pass_hash=sess["pending"].get("pass_hash"))
+            return enter_chat(sess, sess["pending"]["name"])
+
+        def decline(sess: dict):
+            sess["pending"] = {}
+            return (sess, *show("signin"), gr.update(), gr.update(),
+                    "You declined: nothing about you was stored.")
+
+        outs = [session, signin_box, consent_box, chat_box, who, chatbot, signin_msg]
+        signin_btn.click(sign_in, [name, passphrase, session], outs)
+        passphrase.submit(sign_in, [name, passphrase, session], outs)
+        accept_btn.click(accept, [session], outs)
+        decline_btn.click(decline, [session], outs)
+
+        def respond(message, ctx_name, chat, sess: dict):
+            if not sess["participant"]:
+                raise gr.Error("Sign in first.")
+            message = message or ""
+            if not message.strip():
+                yield chat, ""
+                return
+            chat = list(chat or []) + [{"role": "user", "content": message},
+                                       {"role": "assistant", "content": ""}]
+            yield chat, ""
+            pieces: queue.Queue = queue.Queue()
+            result: dict = {}
+
+            def work():
+                try:
+                    result["r"] = turn(store, sess["participant"], message, context=ctx_name,
+                                       settings=settings, on_token=pieces.put)
+                except Exception as e:  # shown to the participant, never a crash of the app
+                    result["e"] = e
+                finally:
+                    pieces.put(None)
+
+            threading.Thread(target=work, daemon=True).start()
+            streamed = ""
+            while (piece := pieces.get()) is not None:
+                streamed += piece
+                chat[-1] = {"role": "assistant", "content": streamed}
+                yield chat, ""
+            if "e" in result:
+                chat[-1] = {"role": "assistant", "content": f"Your message could not be taken: {result['e']}"}
+                yield chat, ""
+                return
+            r = result["r"]
+            chat[-1] = {"role": "assistant", "content": r.shown}
+            if r.trace is not None:
+                chat.append(_memory_message(r.trace))
+            yield chat, ""
+
+        send.click(respond, [box, context, chatbot, session], [chatbot, box])
+        box.submit(respond, [box, context, chatbot, session], [chatbot, box])
+
+        def sign_out(sess: dict):
+            sess["participant"], sess["pending"] = None, {}
+            return (sess, *show("signin"), "", [], "Signed out.")
+
+        signout.click(sign_out, [session], outs)
+    return demo
+
+
+def serve(settings: Settings, block: bool = True):
+    demo = build(settings)
+    demo.queue(default_concurrency_limit=8)
+    return demo.launch(server_name=settings.host, server_port=settings.port, share=False,
+                       ssr_mode=False, mcp_server=False, prevent_thread_lock=not block,
+                       footer_links=[], quiet=True)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from companion.settings import Settings
+from consent import records as consent
+from memory import registry
+from memory.store import Store
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Every test gets its own data directory; nothing touches ~/.companion."""
+    h = tmp_path / "home"
+    monkeypatch.setenv("COMPANION_HOME", str(h))
+    return h
+
+
+@pytest.fixture
+def store(home):
+    s = Store(home)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def settings(home):
+    return Settings(home=home, model="echo")
+
+
+@pytest.fixture
+def ana(store):
+    consent.accept(store, "ana", tz="Europe/Berlin")
+    return "ana"
+
+
+@pytest.fixture
+def install_plugin(tmp_path, monkeypatch):
+    """Install entry points the way a third-party distribution would (a dist-info on sys.path)."""
+    made = []
+
+    def install(dist: str, groups: dict[str, dict[str, str]]) -> None:
+        root = tmp_path / f"site-{dist}"
+        info = root / f"{dist}-0.1.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+        lines = []
+        for group, eps in groups.items():
+            lines.append(f"[{group}]")
+            lines += [f"{name} = {target}" for name, target in eps.items()]
+        (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+        monkeypatch.syspath_prepend(str(root))
+        made.append(root)
+        registry.refresh()
+
+    yield install
+    registry.refresh()
+
+
+@pytest.fixture
+def fault_models(install_plugin):
+    install_plugin("fault-models", {"companion.models": {
+        "failing": "tests.plugins.models:Failing",
+        "slow": "tests.plugins.models:Slow",
+        "empty": "tests.plugins.models:Empty",
+        "flaky": "tests.plugins.models:Flaky",
+    }})

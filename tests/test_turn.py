@@ -1,0 +1,110 @@
+"""The one turn: what it stores, what it traces, what it refuses, how it fails."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from companion import prompts
+from companion.turn import turn
+from memory import messages, participants, traces
+
+
+def test_a_turn_stores_message_reply_and_trace(store, ana, settings):
+    r = turn(store, ana, "I started a new job today", context="work", settings=settings)
+    assert r.shown == "You said: I started a new job today"
+    stored = messages.read(store, ana, as_of=100)
+    assert [(m.dayid, m.sender, m.context) for m in stored] == [
+        ("day1-1", "user", "work"), ("day1-2", "companion", "work")]
+    assert stored[1].text == r.shown
+    [t] = traces.list_(store, participant=ana)
+    assert (t.dayid, t.reply_dayid, t.context, t.model) == ("day1-1", "day1-2", "work", "echo/echo")
+    assert t.gate["name"] == "always" and t.decision == {
+        "retrieve": True, "score": 1.0, "threshold": 0.0, "reason": "the always gate always retrieves"}
+    assert t.retriever["name"] == "recency" and t.retriever["as_of"] == 1
+    assert t.applied["heading"] == "Earlier turns"
+    assert t.arm["gate"] == "always" and t.arm["assignment"] == "settings"
+    assert t.tokens["completion"] > 0 and t.errors == []
+    for step in ["consent", "log_message", "decide", "retrieve", "apply", "generate", "wrap", "log_reply", "total"]:
+        assert t.latency_ms[step] >= 0
+
+
+def test_retrieved_past_reaches_the_model_and_never_the_future(store, ana, settings):
+    settings = settings.model_copy(update={"recent_window": 2, "k": 3})
+    for text in ["my sister Ana moved to Porto", "we had coffee", "work was long"]:
+        turn(store, ana, text, settings=settings)
+    r = turn(store, ana, "what did I say about my sister?", settings=settings)
+    t = r.trace
+    # 7 messages before this one (ordinals 1..6); recent window = ordinals 5, 6.
+    assert t.applied["recent"] == ["day1-5", "day1-6"]
+    assert [h["dayid"] for h in t.hits] == ["day1-4", "day1-3", "day1-2"]
+    assert all(h["ordinal"] < r.message.ordinal for h in t.hits)
+    assert t.applied["items"] == ["day1-2", "day1-3", "day1-4"]  # shown in time order
+    assert r.shown.endswith("(I recalled day1-2, day1-3, day1-4)")
+
+
+def test_the_never_gate_abstains_and_applies_nothing(store, ana, settings):
+    settings = settings.model_copy(update={"gate": "never", "recent_window": 0})
+    turn(store, ana, "first", settings=settings)
+    r = turn(store, ana, "second", settings=settings)
+    assert r.trace.decision["retrieve"] is False
+    assert r.trace.hits == [] and r.trace.applied["items"] == []
+    assert "recalled" not in r.shown
+
+
+def test_no_consent_stores_nothing_and_says_how(store, settings):
+    r = turn(store, "zoe", "hello?", settings=settings)
+    assert r.refused and r.message is None
+    assert "companion consent accept --participant zoe" in r.shown
+    assert not participants.exists(store, "zoe")
+    assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM traces").fetchone()[0] == 0
+
+
+def test_withdrawn_consent_stops_storage(store, ana, settings):
+    from consent import records as consent
+
+    turn(store, ana, "before", settings=settings)
+    consent.withdraw(store, ana)
+    r = turn(store, ana, "after", settings=settings)
+    assert r.refused
+    assert [m.text for m in messages.read(store, ana, as_of=100)] == ["before", "You said: before"]
+
+
+@pytest.mark.parametrize("model,kind", [("failing/x", "ModelError"), ("empty/x", "ModelError"),
+                                        ("slow/x", "ModelTimeout")])
+def test_model_faults_keep_the_message_tell_the_participant_and_trace(store, ana, settings, fault_models,
+                                                                       model, kind):
+    settings = settings.model_copy(update={"model": model, "timeout": 1.0, "retries": 1})
+    r = turn(store, ana, "are you there?", settings=settings)
+    assert r.shown == prompts.FALLBACK_REPLY
+    assert r.reply is None
+    assert [m.text for m in messages.read(store, ana, as_of=100)] == ["are you there?"]
+    [t] = traces.list_(store, participant=ana)
+    assert t.errors[0].step == "generate" and t.errors[0].type == kind
+    assert t.dayid == "day1-1" and t.reply_dayid is None
+    # the next turn still works and keeps counting keys
+    ok = turn(store, ana, "hello again", settings=settings.model_copy(update={"model": "echo"}))
+    assert ok.message.dayid == "day1-2" and ok.reply.dayid == "day1-3"
+
+
+def test_a_transient_fault_is_retried_within_the_bound(store, ana, settings, fault_models):
+    from tests.plugins.models import Flaky
+
+    Flaky.calls = 0
+    r = turn(store, ana, "hi", settings=settings.model_copy(update={"model": "flaky/x", "retries": 1}))
+    assert r.shown == "recovered" and r.trace.tokens["attempts"] == 2
+    Flaky.calls = 0
+    r = turn(store, ana, "hi", settings=settings.model_copy(update={"model": "flaky/x", "retries": 0}))
+    assert r.reply is None and r.trace.errors[0].type == "ModelError"
+
+
+def test_bad_context_is_refused_before_anything_is_stored(store, ana, settings):
+    with pytest.raises(ValueError, match="context must be one of"):
+        turn(store, ana, "hi", context="gym", settings=settings)
+    assert messages.read(store, ana, as_of=100) == []
+
+
+def test_streaming_delivers_the_reply_piece_by_piece(store, ana, settings):
+    pieces = []
+    r = turn(store, ana, "one two three", settings=settings, on_token=pieces.append)
+    assert len(pieces) == 5 and "".join(pieces) == r.shown
