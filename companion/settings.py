@@ -15,9 +15,12 @@ class Settings(BaseSettings):
 
     home: Path = Field(default=Path("~/.companion"), description="data directory (env COMPANION_HOME)")
     model: str = Field(default=DEFAULT_MODEL, description="any litellm model string, or echo")
-    gate: str = "always"
-    retriever: str = "recency"
+    gate: str = "lexical"
+    retriever: str = "hybrid"
     policy: str = "earlier_turns"
+    # Params by kind and plugin name, e.g. COMPANION_PARAMS='{"gate": {"lexical":
+    # {"threshold": 0.3}}, "retriever": {"hybrid": {"recipe": "dense_heavy"}}}'.
+    params: dict[str, dict] = Field(default_factory=dict)
     recent_window: int = Field(default=6, ge=0, description="messages always in the prompt")
     k: int = Field(default=5, ge=1, description="hits a retriever returns")
     budget_tokens: int = Field(default=400, ge=0, description="tokens of retrieved text in the prompt")
@@ -26,6 +29,9 @@ class Settings(BaseSettings):
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
     host: str = "127.0.0.1"
     port: int = 7860
+
+    def params_for(self, kind: str, name: str) -> dict:
+        return dict(self.params.get(kind, {}).get(name, {}))
 
     @property
     def data_dir(self) -> Path:

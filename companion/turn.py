@@ -98,9 +98,9 @@ def turn(
     clock.lap("log_message")
 
     # 3 DECIDE
-    arm = trials.arm_for(store, participant, settings, turn_key=msg.dayid)
+    arm = trials.arm_for(store, participant, settings)
     trace.arm = arm.describe()
-    gate = registry.create("gate", arm.gate)
+    gate = registry.create("gate", arm.gate, **settings.params_for("gate", arm.gate))
     trace.gate = gate.describe()
     if not state.allows("memory"):
         decision = None
@@ -117,7 +117,7 @@ def turn(
     clock.lap("decide")
 
     # 4 RETRIEVE
-    retriever = registry.create("retriever", arm.retriever)
+    retriever = registry.create("retriever", arm.retriever, **settings.params_for("retriever", arm.retriever))
     trace.retriever = {**retriever.describe(), "k": settings.k, "as_of": ctx.as_of}
     hits = []
     if decision is not None and decision.retrieve:
@@ -130,7 +130,8 @@ def turn(
     clock.lap("retrieve")
 
     # 5 APPLY
-    policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens)
+    policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens,
+                             **settings.params_for("policy", arm.policy))
     applied = policy.apply(ctx.recent, hits)
     trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
                      "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
@@ -163,12 +164,18 @@ def turn(
     clock.lap("wrap")
 
     # 8 log: the reply and its trace land together or not at all
-    reply = None
-    with store.transaction() as conn:
-        if reply_text is not None:
-            reply = messages.append(store, participant, "companion", shown, context)
-            trace.reply_dayid = reply.dayid
+    def save_trace(conn, stored):
+        if stored:
+            trace.reply_dayid = stored[0].dayid
         clock.lap("log_reply")
         trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
         traces.save(store, trace, conn)
+
+    if reply_text is not None:
+        [reply] = messages.append_many(
+            store, participant, [dict(sender="companion", text=shown, context=context)], also=save_trace)
+    else:
+        reply = None
+        with store.transaction() as conn:
+            save_trace(conn, [])
     return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)

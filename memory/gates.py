@@ -1,13 +1,20 @@
 """Abstention gates: each turn, decide whether to reach into the past.
 
 A gate is a small class registered by name (entry point group `companion.gates`) with
-`decide(ctx) -> Decision`. Its name, version and params go into every trace.
+`decide(ctx) -> Decision`. Its name, version and params go into every trace. "Outside the
+recent window" means among messages before as_of that are not already on screen.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from pathlib import Path
+
 from pydantic import BaseModel
 
+from memory import features, messages
 from memory.context import TurnContext
 
 
@@ -21,9 +28,12 @@ class Decision(BaseModel):
 class Gate:
     name = "gate"
     version = "1"
+    eval_only = False
+    default_threshold = 0.5
 
-    def __init__(self, **params):
-        self.params = params
+    def __init__(self, threshold: float | None = None, **params):
+        self.threshold = self.default_threshold if threshold is None else float(threshold)
+        self.params = {"threshold": self.threshold, **params}
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version, "params": self.params}
@@ -31,16 +41,133 @@ class Gate:
     def decide(self, ctx: TurnContext) -> Decision:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def _decision(self, score: float, reason: str) -> Decision:
+        retrieve = score >= self.threshold
+        rel = "≥" if retrieve else "<"
+        return Decision(retrieve=retrieve, score=score, threshold=self.threshold,
+                        reason=f"{reason}: {score:.3f} {rel} {self.threshold:.3f}")
+
 
 class Never(Gate):
     name = "never"
+    default_threshold = 1.0
 
     def decide(self, ctx):
-        return Decision(retrieve=False, score=0.0, threshold=1.0, reason="the never gate always abstains")
+        return Decision(retrieve=False, score=0.0, threshold=self.threshold, reason="the never gate always abstains")
 
 
 class Always(Gate):
     name = "always"
+    default_threshold = 0.0
 
     def decide(self, ctx):
-        return Decision(retrieve=True, score=1.0, threshold=0.0, reason="the always gate always retrieves")
+        return Decision(retrieve=True, score=1.0, threshold=self.threshold, reason="the always gate always retrieves")
+
+
+def _dayid(ctx: TurnContext, ordinal: int | None) -> str:
+    if ordinal is None:
+        return "none"
+    m = messages.by_ordinals(ctx.store, ctx.participant, [ordinal], ctx.as_of).get(ordinal)
+    return m.dayid if m else "?"
+
+
+class Lexical(Gate):
+    """BM25 evidence outside the recent window, relative to the query's reference score
+    (every query term mentioned once in an average-length message = 1.0)."""
+
+    name = "lexical"
+    default_threshold = 0.35
+
+    def decide(self, ctx):
+        score, best = features.bm25_outside(ctx)
+        return self._decision(score, f"best BM25 match outside the recent window ({_dayid(ctx, best)})")
+
+
+class Dense(Gate):
+    """Cosine similarity of the nearest message outside the recent window."""
+
+    name = "dense"
+    default_threshold = 0.5
+
+    def decide(self, ctx):
+        score, best = features.dense_outside(ctx)
+        return self._decision(score, f"nearest message outside the recent window ({_dayid(ctx, best)})")
+
+
+JUDGE_PROMPT = (
+    "You decide whether a companion must look back into earlier conversation to answer well.\n"
+    "Last messages on screen:\n{recent}\n\nNew message: {text}\n\n"
+    "Does answering it need something said earlier than the messages on screen? "
+    "Answer with one number from 0 (no) to 100 (certainly)."
+)
+NUMBER = re.compile(r"\b(100|[0-9]{1,2})\b")
+
+
+class Model(Gate):
+    """Asks the configured model, which answers with a 0-100 score."""
+
+    name = "model"
+    version = "1"
+
+    def decide(self, ctx):
+        if ctx.ask_model is None:
+            raise RuntimeError("the model gate needs a model to ask (ctx.ask_model)")
+        recent = "\n".join(f"- {m.sender}: {m.text[:200]}" for m in ctx.recent) or "(none)"
+        answer = ctx.ask_model([{"role": "user", "content": JUDGE_PROMPT.format(recent=recent, text=ctx.text)}])
+        m = NUMBER.search(answer or "")
+        if not m:
+            return Decision(retrieve=False, score=0.0, threshold=self.threshold,
+                            reason=f"the model's answer had no score ({answer[:80]!r}): abstained")
+        return self._decision(int(m.group(1)) / 100, f"the model judged the need for the past")
+
+
+class Learned(Gate):
+    """Logistic regression over features of the message and of the relationship.
+
+    Trained by `companion gates train --corpus DIR`, which writes the weights this reads
+    (default: <data dir>/gates/learned.json).
+    """
+
+    name = "learned"
+
+    def __init__(self, weights: str | None = None, threshold: float | None = None, **params):
+        self.weights_path = weights
+        super().__init__(threshold=threshold, weights=weights, **params)
+        self._model = None
+
+    def _load(self, ctx) -> dict:
+        if self._model is None:
+            path = Path(self.weights_path) if self.weights_path else ctx.store.data_dir / "gates" / "learned.json"
+            if not path.exists():
+                raise RuntimeError(f"the learned gate is not trained ({path} is missing): "
+                                   "run `companion gates train --corpus DIR`")
+            self._model = json.loads(path.read_text())
+            if self.params["threshold"] == self.default_threshold and "threshold" in self._model:
+                self.threshold = self.params["threshold"] = float(self._model["threshold"])
+        return self._model
+
+    def decide(self, ctx):
+        m = self._load(ctx)
+        f = features.compute(ctx)
+        z = m["intercept"] + sum(
+            w * (f[n] - mu) / sd for n, w, mu, sd in zip(m["features"], m["coef"], m["mean"], m["scale"])
+        )
+        score = 1.0 / (1.0 + math.exp(-z))
+        top = max(zip(m["features"], m["coef"]), key=lambda t: abs(t[1]))[0]
+        return self._decision(score, f"learned model (strongest feature {top})")
+
+
+class Oracle(Gate):
+    """Eval only: retrieves exactly when the probe's gold reaches outside the recent window."""
+
+    name = "oracle"
+    eval_only = True
+
+    def decide(self, ctx):
+        if "gold" not in ctx.extra:
+            raise RuntimeError("the oracle gate is eval-only: it needs the probe's gold")
+        on_screen = {m.dayid for m in ctx.recent}
+        outside = [d for d in ctx.extra["gold"] if d not in on_screen]
+        score = 1.0 if outside else 0.0
+        return Decision(retrieve=bool(outside), score=score, threshold=0.5,
+                        reason=f"gold outside the recent window: {', '.join(outside) or 'none'}")

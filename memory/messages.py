@@ -18,6 +18,7 @@ CONTEXTS = ("work", "personal")
 
 @dataclass(frozen=True)
 class Message:
+    id: int
     participant: str
     ordinal: int
     dayid: str
@@ -29,11 +30,12 @@ class Message:
     def public(self) -> dict:
         d = asdict(self)
         d.pop("participant")
+        d.pop("id")
         return d
 
 
 def _row(r) -> Message:
-    return Message(r["participant"], r["ordinal"], r["dayid"], r["sender"], r["text"], r["ts"], r["context"])
+    return Message(r["id"], r["participant"], r["ordinal"], r["dayid"], r["sender"], r["text"], r["ts"], r["context"])
 
 
 def clean_text(text) -> str:
@@ -62,10 +64,23 @@ def append(
     dayid: str | None = None,
 ) -> Message:
     """Store one message under the next dayid (or a given one, for corpus ingest)."""
-    if sender not in SENDERS:
-        raise StoreError(f"sender must be one of {SENDERS}, got {sender!r}")
-    text = clean_text(text)
-    ts = ts or datetime.now(timezone.utc)
+    return append_many(store, participant, [dict(sender=sender, text=text, context=context, ts=ts, dayid=dayid)])[0]
+
+
+def append_many(store: Store, participant: str, rows: list[dict], also=None) -> list[Message]:
+    """Store messages in order, in one transaction with their index entries.
+
+    Each row has sender, text, context and optionally ts and dayid (a corpus's own key).
+    `also(conn, messages)` runs inside the same transaction (the turn saves its trace there).
+    """
+    for r in rows:
+        if r["sender"] not in SENDERS:
+            raise StoreError(f"sender must be one of {SENDERS}, got {r['sender']!r}")
+        r["text"] = clean_text(r["text"])
+        r["ts"] = r.get("ts") or datetime.now(timezone.utc)
+    # Slow index work (embedding) happens before the write lock is taken.
+    prepared = [ix.prepare([r["text"] for r in rows]) for ix in store.indexes]
+    out: list[Message] = []
     with store.transaction() as conn:
         p = conn.execute(
             "SELECT tz, first_local_date, next_ordinal FROM participants WHERE participant=?",
@@ -73,44 +88,49 @@ def append(
         ).fetchone()
         if p is None:
             raise StoreError(f"unknown participant {participant!r}")
-        if p["first_local_date"] is None:
-            first = keys.local_date(ts, p["tz"])
-            conn.execute(
-                "UPDATE participants SET first_local_date=? WHERE participant=?",
-                (first.isoformat(), participant),
-            )
-        else:
-            first = date.fromisoformat(p["first_local_date"])
-        if dayid is None:
-            n = keys.day_number(first, ts, p["tz"])
-            row = conn.execute(
-                "SELECT last_j FROM day_counters WHERE participant=? AND day_n=?", (participant, n)
-            ).fetchone()
-            j = (row["last_j"] if row else 0) + 1
-        else:
-            n, j = keys.parse_dayid(dayid)
-            row = conn.execute(
-                "SELECT last_j FROM day_counters WHERE participant=? AND day_n=?", (participant, n)
-            ).fetchone()
-            if row and j <= row["last_j"]:
-                raise StoreError(f"dayid {dayid} of {participant!r} was already assigned")
-        conn.execute(
-            "INSERT INTO day_counters VALUES (?, ?, ?) "
-            "ON CONFLICT(participant, day_n) DO UPDATE SET last_j=excluded.last_j",
-            (participant, n, j),
-        )
+        first = date.fromisoformat(p["first_local_date"]) if p["first_local_date"] else None
         ordinal = p["next_ordinal"]
-        conn.execute(
-            "UPDATE participants SET next_ordinal=? WHERE participant=?", (ordinal + 1, participant)
-        )
-        msg = Message(participant, ordinal, keys.format_dayid(n, j), sender, text, ts.isoformat(), context)
-        conn.execute(
-            "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?)",
-            (participant, ordinal, msg.dayid, n, j, sender, text, msg.ts, context),
-        )
-        for hook in store.on_insert:
-            hook(conn, [msg])
-    return msg
+        for r in rows:
+            ts = r["ts"]
+            if first is None:
+                first = keys.local_date(ts, p["tz"])
+                conn.execute(
+                    "UPDATE participants SET first_local_date=? WHERE participant=?",
+                    (first.isoformat(), participant),
+                )
+            if r.get("dayid") is None:
+                n = keys.day_number(first, ts, p["tz"])
+                last = conn.execute(
+                    "SELECT last_j FROM day_counters WHERE participant=? AND day_n=?", (participant, n)
+                ).fetchone()
+                j = (last["last_j"] if last else 0) + 1
+            else:
+                n, j = keys.parse_dayid(r["dayid"])
+                last = conn.execute(
+                    "SELECT last_j FROM day_counters WHERE participant=? AND day_n=?", (participant, n)
+                ).fetchone()
+                if last and j <= last["last_j"]:
+                    raise StoreError(f"dayid {r['dayid']} of {participant!r} was already assigned")
+            conn.execute(
+                "INSERT INTO day_counters VALUES (?, ?, ?) "
+                "ON CONFLICT(participant, day_n) DO UPDATE SET last_j=excluded.last_j",
+                (participant, n, j),
+            )
+            dayid = keys.format_dayid(n, j)
+            cur = conn.execute(
+                "INSERT INTO messages (participant, ordinal, dayid, day_n, day_j, sender, text, ts, context) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                (participant, ordinal, dayid, n, j, r["sender"], r["text"], ts.isoformat(), r["context"]),
+            )
+            out.append(Message(cur.lastrowid, participant, ordinal, dayid, r["sender"], r["text"],
+                               ts.isoformat(), r["context"]))
+            ordinal += 1
+        conn.execute("UPDATE participants SET next_ordinal=? WHERE participant=?", (ordinal, participant))
+        for ix, prep in zip(store.indexes, prepared):
+            ix.insert(conn, out, prep)
+        if also is not None:
+            also(conn, out)
+    return out
 
 
 def next_ordinal(store: Store, participant: str) -> int:
@@ -173,7 +193,9 @@ def delete(store: Store, participant: str, dayid: str) -> Message:
         if r is None:
             raise StoreError(f"no message {dayid} for participant {participant!r}")
         msg = _row(r)
-        conn.execute("DELETE FROM messages WHERE participant=? AND ordinal=?", (participant, msg.ordinal))
-        for hook in store.on_delete:
-            hook(conn, participant, [msg.ordinal])
+        conn.execute("DELETE FROM messages WHERE id=?", (msg.id,))
+        for ix in store.indexes:
+            ix.delete(conn, [msg.id])
+        # Caches of every process rebuild on their next query.
+        conn.execute("UPDATE participants SET index_epoch=index_epoch+1 WHERE participant=?", (participant,))
     return msg

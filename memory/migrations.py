@@ -29,6 +29,7 @@ def m001_initial(conn):
             created_at TEXT NOT NULL,
             first_local_date TEXT,          -- local date of the first message: day 1
             next_ordinal INTEGER NOT NULL DEFAULT 1,
+            index_epoch INTEGER NOT NULL DEFAULT 0, -- bumped by every deletion: caches rebuild
             settings TEXT NOT NULL DEFAULT '{}'
         );
         CREATE TABLE consent_records (
@@ -40,6 +41,7 @@ def m001_initial(conn):
             withdrawn_at TEXT
         );
         CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,         -- stable across VACUUM: the vector index keys on it
             participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
             ordinal INTEGER NOT NULL,
             dayid TEXT NOT NULL,
@@ -49,7 +51,7 @@ def m001_initial(conn):
             text TEXT NOT NULL,
             ts TEXT NOT NULL,
             context TEXT NOT NULL,
-            PRIMARY KEY (participant, ordinal),
+            UNIQUE (participant, ordinal),
             UNIQUE (participant, dayid)
         );
         -- Last j handed out per (participant, day): kept when messages are deleted,
@@ -71,7 +73,35 @@ def m001_initial(conn):
             data TEXT NOT NULL
         );
         CREATE INDEX traces_by_participant ON traces(participant, id);
-        """
+        """,
+    )
+
+
+@migration
+def m002_message_vectors(conn):
+    """Dense vectors (all-MiniLM-L6-v2, 384 floats) beside the messages, in sqlite-vec.
+
+    rowid = messages.id. Queries scan a numpy copy (faster than vec0 KNN at this size); the
+    table is the persistent truth that copy is loaded from, and rows leave with their message.
+    """
+    conn.execute(
+        "CREATE VIRTUAL TABLE message_vectors USING vec0("
+        "participant TEXT PARTITION KEY, ordinal INTEGER, embedding FLOAT[384])"
+    )
+
+
+@migration
+def m003_trials(conn):
+    """Live gate trials: a fixed arm or a seeded per-turn randomization per participant."""
+    conn.execute(
+        """CREATE TABLE trials (
+            participant TEXT PRIMARY KEY REFERENCES participants(participant) ON DELETE CASCADE,
+            mode TEXT NOT NULL CHECK (mode IN ('fixed', 'randomized')),
+            arms TEXT NOT NULL,          -- JSON list of {gate, retriever, policy}
+            seed INTEGER,
+            turns INTEGER NOT NULL DEFAULT 0,  -- arms handed out so far: the randomization index
+            created_at TEXT NOT NULL
+        )"""
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import sqlean as sqlite3  # stdlib sqlite3 here cannot load extensions (sqlite-vec)
 
@@ -31,12 +31,14 @@ class Store:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        # Hooks run inside the transaction that adds or removes messages, so an index
-        # can never disagree with the messages table (one source of truth).
-        self.on_insert: list[Callable] = []
-        self.on_delete: list[Callable] = []
         with self.transaction() as conn:
             migrations.apply(conn)
+        from memory.indexes import LexicalIndex, VectorIndex
+
+        self.bm25 = LexicalIndex(self)
+        self.vectors = VectorIndex(self)
+        # Written in the same transaction as the messages they index (see messages.append).
+        self.indexes = [self.vectors]
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)

@@ -10,6 +10,7 @@ from memory import messages, participants, traces
 
 
 def test_a_turn_stores_message_reply_and_trace(store, ana, settings):
+    settings = settings.model_copy(update={"gate": "always", "retriever": "recency"})
     r = turn(store, ana, "I started a new job today", context="work", settings=settings)
     assert r.shown == "You said: I started a new job today"
     stored = messages.read(store, ana, as_of=100)
@@ -29,17 +30,18 @@ def test_a_turn_stores_message_reply_and_trace(store, ana, settings):
 
 
 def test_retrieved_past_reaches_the_model_and_never_the_future(store, ana, settings):
-    settings = settings.model_copy(update={"recent_window": 2, "k": 3})
+    settings = settings.model_copy(update={"recent_window": 2, "k": 4, "gate": "always", "retriever": "recency"})
     for text in ["my sister Ana moved to Porto", "we had coffee", "work was long"]:
         turn(store, ana, text, settings=settings)
     r = turn(store, ana, "what did I say about my sister?", settings=settings)
     t = r.trace
-    # 7 messages before this one (ordinals 1..6); recent window = ordinals 5, 6.
+    # 6 messages before this one (ordinals 1..6); recent window = ordinals 5, 6.
     assert t.applied["recent"] == ["day1-5", "day1-6"]
-    assert [h["dayid"] for h in t.hits] == ["day1-4", "day1-3", "day1-2"]
+    assert [h["dayid"] for h in t.hits] == ["day1-6", "day1-5", "day1-4", "day1-3"]
     assert all(h["ordinal"] < r.message.ordinal for h in t.hits)
-    assert t.applied["items"] == ["day1-2", "day1-3", "day1-4"]  # shown in time order
-    assert r.shown.endswith("(I recalled day1-2, day1-3, day1-4)")
+    assert t.applied["deduplicated"] == ["day1-6", "day1-5"]  # already on screen
+    assert t.applied["items"] == ["day1-3", "day1-4"]  # shown in time order
+    assert r.shown.endswith("(I recalled day1-3, day1-4)")
 
 
 def test_the_never_gate_abstains_and_applies_nothing(store, ana, settings):

