@@ -27,6 +27,25 @@ def common(fn):
     return wrapper
 
 
+def plugin_options(fn):
+    """--gate, --retriever, --policy: registered plugins chosen by name."""
+    for kind in ("policy", "retriever", "gate"):
+        fn = click.option(f"--{kind}", default=None, help=f"A registered {kind}, by name (see `companion plugins`).")(fn)
+    return fn
+
+
+def with_plugins(settings, **chosen):
+    from memory import registry
+
+    for kind in ("gate", "retriever", "policy"):
+        if chosen.get(kind):
+            try:
+                registry.get(kind, chosen[kind])
+            except LookupError as e:
+                fail(str(e))
+    return settings.model_copy(update={k: v for k, v in chosen.items() if v})
+
+
 def open_store(s) -> Store:
     return Store(s.data_dir)
 
@@ -46,14 +65,14 @@ def main():
 @click.option("--participant", "-p", required=True)
 @click.option("--context", type=click.Choice(["work", "personal"]), default="personal", show_default=True)
 @click.option("--model", default=None, help="Any litellm model string, or `echo` (default: embedded SmolLM2).")
+@plugin_options
 @common
-def chat(participant, context, model, settings):
+def chat(participant, context, model, gate, retriever, policy, settings):
     """Chat as PARTICIPANT. At a terminal it is interactive; otherwise one message a line."""
     from companion.turn import turn
     from consent import records as consent
 
-    if model:
-        settings = settings.model_copy(update={"model": model})
+    settings = with_plugins(settings, model=model, gate=gate, retriever=retriever, policy=policy)
     store = open_store(settings)
     state = consent.status(store, participant)
     if not state.accepted:
@@ -181,18 +200,109 @@ def traces_cmd(participant, as_json, settings):
 
 
 @main.command()
+@common
+def plugins(settings):
+    """Every registered gate, retriever, policy and model backend, by name."""
+    from memory import registry
+
+    for kind in ("gate", "retriever", "policy", "model"):
+        rows = []
+        for name in registry.names(kind):
+            obj = registry.get(kind, name)
+            doc = (obj.__doc__ or "").strip().splitlines()
+            tag = " (eval only)" if getattr(obj, "eval_only", False) else ""
+            rows.append(f"  {name:<16}{doc[0] if doc else ''}{tag}")
+        click.echo(f"{kind.replace('policy', 'policie')}s:\n" + "\n".join(rows))
+
+
+@main.group()
+def trial():
+    """Live gate trials: fix an arm per participant, or randomize per turn with a seed."""
+
+
+@trial.command("set")
+@click.option("--participant", "-p", required=True)
+@click.option("--gate", required=True)
+@click.option("--retriever", default=None, help="Default: the configured retriever.")
+@click.option("--policy", default=None, help="Default: the configured policy.")
+@common
+def trial_set(participant, gate, retriever, policy, settings):
+    from companion import trials
+
+    try:
+        trials.set_arm(open_store(settings), participant, gate, retriever or settings.retriever,
+                       policy or settings.policy)
+    except (StoreError, LookupError) as e:
+        fail(str(e))
+    click.echo(f"{participant}: every turn runs gate {gate}")
+
+
+@trial.command("randomize")
+@click.option("--participant", "-p", required=True)
+@click.option("--gates", required=True, help="Comma-separated gate names, e.g. lexical,dense,never.")
+@click.option("--seed", type=int, required=True)
+@click.option("--retriever", default=None)
+@click.option("--policy", default=None)
+@common
+def trial_randomize(participant, gates, seed, retriever, policy, settings):
+    from companion import trials
+
+    names = [g.strip() for g in gates.split(",") if g.strip()]
+    try:
+        trials.randomize(open_store(settings), participant, names, seed, retriever or settings.retriever,
+                         policy or settings.policy)
+    except (StoreError, LookupError) as e:
+        fail(str(e))
+    click.echo(f"{participant}: each turn draws one of {', '.join(names)} (blocked, seed {seed})")
+
+
+@trial.command("show")
+@click.option("--participant", "-p", required=True)
+@common
+def trial_show(participant, settings):
+    from companion import trials
+
+    click.echo(json.dumps(trials.current(open_store(settings), participant)))
+
+
+@trial.command("clear")
+@click.option("--participant", "-p", required=True)
+@common
+def trial_clear(participant, settings):
+    from companion import trials
+
+    trials.clear(open_store(settings), participant)
+    click.echo(f"{participant}: back to the configured arm")
+
+
+@main.command()
 @click.option("--host", default=None)
 @click.option("--port", type=int, default=None)
 @click.option("--model", default=None, help="Any litellm model string, or `echo`.")
+@plugin_options
+@click.option("--researcher-password", envvar="COMPANION_RESEARCHER_PASSWORD", default=None,
+              help="Opens the researcher page (env COMPANION_RESEARCHER_PASSWORD); without it the page stays shut.")
 @common
-def serve(host, port, model, settings):
+def serve(host, port, model, gate, retriever, policy, researcher_password, settings):
     """Serve the Gradio app (default http://127.0.0.1:7860)."""
     from companion import app
 
-    settings = settings.model_copy(update={k: v for k, v in
-                                           {"host": host, "port": port, "model": model}.items() if v})
+    settings = with_plugins(settings, host=host, port=port, model=model, gate=gate, retriever=retriever,
+                            policy=policy, researcher_password=researcher_password)
     app.serve(settings)
 
+
+def _load_command_plugins() -> None:
+    # Commands of other packages (eval's `eval` and `gates`) join through entry points, so
+    # the app does not import the eval package.
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="companion.commands"):
+        if ep.name not in main.commands:
+            main.add_command(ep.load(), ep.name)
+
+
+_load_command_plugins()
 
 if __name__ == "__main__":
     main()

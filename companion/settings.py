@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
+    researcher_password: str | None = Field(default=None, description="opens the researcher page")
     host: str = "127.0.0.1"
     port: int = 7860
 

@@ -21,8 +21,10 @@ from companion.settings import Settings
 from consent import records as consent
 from memory import messages, registry, traces
 from memory.context import TurnContext
+from memory.gates import Decision
 from memory.messages import Message
 from memory.policies import Applied
+from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
 from wrapper import render as wrapper
@@ -62,6 +64,66 @@ def build_prompt(ctx: TurnContext, applied: Applied) -> list[dict]:
     return out
 
 
+def context_at(store: Store, participant: str, text: str, as_of: int, context: str,
+               settings: Settings, extra: dict | None = None) -> TurnContext:
+    """What steps 3-5 see: the message, the recent window and everything before `as_of`."""
+    return TurnContext(
+        store=store,
+        participant=participant,
+        text=text,
+        context=context,
+        as_of=as_of,
+        recent=messages.read(store, participant, as_of, limit=settings.recent_window),
+        ask_model=lambda prompt: gateway.complete(settings.model, prompt, timeout=settings.timeout,
+                                                  max_tokens=8, retries=0).text,
+        extra=dict(extra or {}),
+    )
+
+
+def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, clock: "_Clock | None" = None,
+           memory_allowed: bool = True) -> tuple[Decision | None, list[Hit], Applied]:
+    """Steps 3-5. The live turn and the eval replay both come here: there is no other road."""
+    clock = clock or _Clock(trace)
+    # 3 DECIDE
+    trace.arm = arm.describe()
+    gate = registry.create("gate", arm.gate, **settings.params_for("gate", arm.gate))
+    trace.gate = gate.describe()
+    decision = None
+    if not memory_allowed:
+        trace.fallbacks.append("memory scope not consented: the past is not consulted")
+    else:
+        try:
+            decision = gate.decide(ctx)
+        except Exception as e:  # a broken gate must not lose the turn
+            trace.error("decide", e)
+            trace.fallbacks.append("gate failed: abstained")
+    if decision is not None:
+        trace.decision = decision.model_dump()
+    clock.lap("decide")
+
+    # 4 RETRIEVE
+    retriever = registry.create("retriever", arm.retriever, **settings.params_for("retriever", arm.retriever))
+    trace.retriever = {**retriever.describe(), "k": settings.k, "as_of": ctx.as_of}
+    hits: list[Hit] = []
+    if decision is not None and decision.retrieve:
+        try:
+            hits = retriever.search(ctx, ctx.text, settings.k)
+        except Exception as e:
+            trace.error("retrieve", e)
+            trace.fallbacks.append("retriever failed: no memory applied")
+    trace.hits = [h.public() for h in hits]
+    clock.lap("retrieve")
+
+    # 5 APPLY
+    policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens,
+                             **settings.params_for("policy", arm.policy))
+    applied = policy.apply(ctx.recent, hits)
+    trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
+                     "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
+    clock.lap("apply")
+    return decision, hits, applied
+
+
 def turn(
     store: Store,
     participant: str,
@@ -86,56 +148,12 @@ def turn(
     # 2 log
     msg = messages.append(store, participant, "user", text, context)
     trace.dayid = msg.dayid
-    ctx = TurnContext(
-        store=store,
-        participant=participant,
-        text=msg.text,
-        context=context,
-        as_of=msg.ordinal,
-        recent=messages.read(store, participant, msg.ordinal, limit=settings.recent_window),
-        ask_model=lambda prompt: gateway.complete(settings.model, prompt, timeout=settings.timeout, max_tokens=8).text,
-    )
+    ctx = context_at(store, participant, msg.text, msg.ordinal, context, settings)
     clock.lap("log_message")
 
-    # 3 DECIDE
+    # 3-5 DECIDE, RETRIEVE, APPLY
     arm = trials.arm_for(store, participant, settings)
-    trace.arm = arm.describe()
-    gate = registry.create("gate", arm.gate, **settings.params_for("gate", arm.gate))
-    trace.gate = gate.describe()
-    if not state.allows("memory"):
-        decision = None
-        trace.fallbacks.append("memory scope not consented: the past is not consulted")
-    else:
-        try:
-            decision = gate.decide(ctx)
-        except Exception as e:  # a broken gate must not lose the turn
-            trace.error("decide", e)
-            trace.fallbacks.append("gate failed: abstained")
-            decision = None
-    if decision is not None:
-        trace.decision = decision.model_dump()
-    clock.lap("decide")
-
-    # 4 RETRIEVE
-    retriever = registry.create("retriever", arm.retriever, **settings.params_for("retriever", arm.retriever))
-    trace.retriever = {**retriever.describe(), "k": settings.k, "as_of": ctx.as_of}
-    hits = []
-    if decision is not None and decision.retrieve:
-        try:
-            hits = retriever.search(ctx, ctx.text, settings.k)
-        except Exception as e:
-            trace.error("retrieve", e)
-            trace.fallbacks.append("retriever failed: no memory applied")
-    trace.hits = [h.public() for h in hits]
-    clock.lap("retrieve")
-
-    # 5 APPLY
-    policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens,
-                             **settings.params_for("policy", arm.policy))
-    applied = policy.apply(ctx.recent, hits)
-    trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
-                     "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
-    clock.lap("apply")
+    decision, hits, applied = recall(ctx, arm, settings, trace, clock, memory_allowed=state.allows("memory"))
 
     # 6 GENERATE
     trace.model = gateway.resolve(settings.model)

@@ -19,6 +19,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 class Embedder:
@@ -71,6 +73,10 @@ class Embedder:
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+    def clear_cache(self) -> None:
+        """Forget remembered texts (benchmarks use it so no side gets a free embedding)."""
+        self._cache.clear()
 
 
 _default: Embedder | None = None

@@ -49,6 +49,8 @@ class Gate:
 
 
 class Never(Gate):
+    """Never looks back (the no-memory arm)."""
+
     name = "never"
     default_threshold = 1.0
 
@@ -57,6 +59,8 @@ class Never(Gate):
 
 
 class Always(Gate):
+    """Always looks back."""
+
     name = "always"
     default_threshold = 0.0
 

@@ -75,10 +75,14 @@ class Policy:
 
 
 class EarlierTurns(Policy):
+    """Retrieved messages under the heading "Earlier turns"."""
+
     name = "earlier_turns"
     heading = "Earlier turns"
 
 
 class RetrievedMemories(Policy):
+    """Retrieved messages under the heading "Retrieved memories"."""
+
     name = "retrieved_memories"
     heading = "Retrieved memories"

@@ -242,3 +242,43 @@ def test_policy_cuts_to_budget_and_labels_with_its_heading(store, ana, convo):
     assert [h.dayid for h in a.items] == [convo[0].dayid, convo[4].dayid]
     assert a.dropped == [convo[8].dayid] and a.duplicates == [convo[9].dayid]
     assert a.heading == "Retrieved memories" and a.tokens == sum(costs)
+
+
+def test_gates_train_fits_weights_the_learned_gate_then_uses(store, ana, settings, tmp_path):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+    from eval.fixtures import make_release
+
+    corpus = make_release(tmp_path / "release", seed=7)
+    r = CliRunner().invoke(main, ["gates", "train", "--corpus", str(corpus), "--data-dir", str(settings.data_dir)])
+    assert r.exit_code == 0, r.output
+    weights = json.loads((settings.data_dir / "gates" / "learned.json").read_text())
+    assert weights["features"][0] == "log_days_since_start" and len(weights["coef"]) == len(weights["features"])
+    assert weights["n"] > 50 and 0 < weights["positives"] < weights["n"]
+    settings = settings.model_copy(update={"gate": "learned"})
+    turn(store, ana, "my sister Ana moved to Porto", settings=settings)
+    t = turn(store, ana, "do you remember where my sister moved last month?", settings=settings).trace
+    assert t.gate["name"] == "learned" and 0.0 < t.decision["score"] < 1.0 and t.errors == []
+    r = CliRunner().invoke(main, ["gates", "train", "--corpus", str(tmp_path), "--data-dir", str(settings.data_dir)])
+    assert r.exit_code == 2 and "manifest.json" in r.output
+
+
+def test_researcher_page_functions_are_shut_without_the_password(store, ana, settings):
+    from companion import researcher
+
+    with pytest.raises(researcher.Refused, match="shut"):
+        researcher.check_password("anything", None)
+    with pytest.raises(researcher.Refused, match="wrong researcher password"):
+        researcher.check_password("guess", "s3cret")
+    researcher.check_password("s3cret", "s3cret")
+    settings = settings.model_copy(update={"gate": "always", "retriever": "bm25", "recent_window": 0})
+    turn(store, ana, "my sister lives in Porto", settings=settings)
+    turn(store, ana, "where does my sister live?", settings=settings.model_copy(update={"gate": "never"}))
+    rows = researcher.rows(store, participant=ana)
+    assert [(r[4], r[7]) for r in rows] == [("always", "retrieved"), ("never", "abstained")]
+    assert [r[4] for r in researcher.rows(store, decision="abstained")] == ["never"]
+    md = researcher.explain(researcher.one(store, rows[0][0]))
+    assert "score 1.000 vs threshold 0.000" in md and "Earlier turns" in md
+    lines = researcher.export_jsonl(store, participant=ana).splitlines()
+    assert [json.loads(x)["gate"]["name"] for x in lines] == ["always", "never"]

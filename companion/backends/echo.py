@@ -27,6 +27,8 @@ def echo_reply(messages: list[dict]) -> str:
 
 
 class Echo(TextBackend):
+    """Deterministic: repeats the message and names the recalled dayids (tests, demos)."""
+
     def generate(self, model, messages, params):
         words = echo_reply(messages).split(" ")
         for i, w in enumerate(words):

@@ -1,0 +1,81 @@
+"""Train the learned gate on a released corpus: features as of each probe, label = memory-bearing."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from companion.settings import Settings
+from companion.turn import context_at
+from eval.ingest import ingest
+from eval.readers import read_release
+from memory import features
+from memory.store import Store
+
+
+def feature_rows(release, store: Store, settings: Settings, progress=None):
+    """Yield (participant, probe, feature dict, label) for every scoreable chat probe."""
+    w = release.recent_window
+    for pid, part in release.participants.items():
+        ingest(store, pid, part.conversation)
+        for probe in part.chat_gold:
+            if not probe.scoreable:
+                continue
+            as_of = part.index[probe.probe_dayid]
+            ctx = context_at(store, pid, part.row(probe.probe_dayid).text, as_of, "personal",
+                             settings.model_copy(update={"recent_window": w}))
+            yield pid, probe, features.compute(ctx), probe.memory_bearing(part.index, w)
+            if progress:
+                progress()
+
+
+def auroc(scores, labels) -> float | None:
+    """Mann-Whitney AUROC, ties counted one half; None when a class is absent."""
+    s, y = np.asarray(scores, float), np.asarray(labels, bool)
+    pos, neg = s[y], s[~y]
+    if len(pos) == 0 or len(neg) == 0:
+        return None
+    greater = (pos[:, None] > neg[None, :]).sum()
+    ties = (pos[:, None] == neg[None, :]).sum()
+    return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
+
+
+def train(corpus: Path, out: Path, c: float = 1.0) -> dict:
+    from sklearn.linear_model import LogisticRegression
+
+    release = read_release(corpus)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(tmp)
+        rows = list(feature_rows(release, store, Settings(home=Path(tmp))))
+        store.close()
+    if not rows:
+        raise ValueError(f"{corpus}: no scoreable chat probes to train on")
+    names = features.NAMES
+    X = np.array([[f[n] for n in names] for _, _, f, _ in rows])
+    y = np.array([lab for *_, lab in rows], dtype=int)
+    if len(set(y)) < 2:
+        raise ValueError(f"{corpus}: training needs both memory-bearing and other probes")
+    mean, scale = X.mean(0), X.std(0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=1000).fit((X - mean) / scale, y)
+    p = model.predict_proba((X - mean) / scale)[:, 1]
+    result = {
+        "features": names,
+        "coef": model.coef_[0].tolist(),
+        "intercept": float(model.intercept_[0]),
+        "mean": mean.tolist(),
+        "scale": scale.tolist(),
+        "threshold": 0.5,
+        "trained_on": str(corpus),
+        "n": int(len(y)),
+        "positives": int(y.sum()),
+        "auroc_in_sample": auroc(p, y),  # optimistic by construction: measured on the training probes
+        "created_at": datetime.now(timezone.utc).isoformat(),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    return result
