@@ -7,16 +7,18 @@ writes that participant only, so a participant sees only their own conversation.
 from __future__ import annotations
 
 import queue
+import tempfile
 import threading
+from pathlib import Path
 
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
 
-from companion import auth
+from companion import auth, researcher, trials
 from companion.settings import Settings
 from companion.turn import turn
 from consent import records as consent
-from memory import messages, participants, traces
+from memory import messages, participants, registry, traces
 from memory.store import Store, StoreError
 from memory.traces import Trace
 
@@ -24,8 +26,9 @@ HISTORY_SHOWN = 200  # messages loaded into the chat on sign-in
 
 
 def new_session() -> dict:
-    # participant: signed in and consented; pending: a new name waiting for consent.
-    return {"participant": None, "pending": {}}
+    # participant: signed in and consented; pending: a new name waiting for consent;
+    # researcher: the researcher password was given in this session.
+    return {"participant": None, "pending": {}, "researcher": False}
 
 
 def memory_line(trace: Trace | None) -> tuple[str, str]:
@@ -82,29 +85,59 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
     store = store or Store(settings.data_dir)
     limiter = auth.RateLimiter()
     text = consent.current()
+    live_gates = [n for n in registry.names("gate") if not getattr(registry.get("gate", n), "eval_only", False)]
 
     with gr.Blocks(title="Companion", analytics_enabled=False) as demo:
         session = gr.State(new_session())
         gr.Markdown("## Companion")
-        with gr.Column(visible=True) as signin_box:
-            name = gr.Textbox(label="Name", elem_id="signin-name")
-            passphrase = gr.Textbox(label="Passphrase", type="password", elem_id="signin-pass")
-            signin_btn = gr.Button("Sign in", variant="primary", elem_id="signin-btn")
-            signin_msg = gr.Markdown(elem_id="signin-msg")
-        with gr.Column(visible=False) as consent_box:
-            gr.Markdown(f"### Consent (version {text.version})\n\n{text.text}", elem_id="consent-text")
+        with gr.Tab("Chat", elem_id="tab-chat"):
+            with gr.Column(visible=True) as signin_box:
+                name = gr.Textbox(label="Name", elem_id="signin-name")
+                passphrase = gr.Textbox(label="Passphrase", type="password", elem_id="signin-pass")
+                signin_btn = gr.Button("Sign in", variant="primary", elem_id="signin-btn")
+                signin_msg = gr.Markdown(elem_id="signin-msg")
+            with gr.Column(visible=False) as consent_box:
+                gr.Markdown(f"### Consent (version {text.version})\n\n{text.text}", elem_id="consent-text")
+                with gr.Row():
+                    accept_btn = gr.Button("I accept", variant="primary", elem_id="consent-accept")
+                    decline_btn = gr.Button("I decline", elem_id="consent-decline")
+                consent_msg = gr.Markdown()
+            with gr.Column(visible=False) as chat_box:
+                who = gr.Markdown(elem_id="who")
+                context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")
+                chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat")
+                with gr.Row():
+                    box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
+                    send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+                signout = gr.Button("Sign out", size="sm")
+
+        with gr.Tab("Researcher", elem_id="tab-research"):
             with gr.Row():
-                accept_btn = gr.Button("I accept", variant="primary", elem_id="consent-accept")
-                decline_btn = gr.Button("I decline", elem_id="consent-decline")
-            consent_msg = gr.Markdown()
-        with gr.Column(visible=False) as chat_box:
-            who = gr.Markdown(elem_id="who")
-            context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")
-            chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat")
-            with gr.Row():
-                box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
-                send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
-            signout = gr.Button("Sign out", size="sm")
+                r_pass = gr.Textbox(label="Researcher password", type="password", elem_id="r-pass", scale=3)
+                r_open = gr.Button("Open", elem_id="r-open", scale=1)
+            r_msg = gr.Markdown(elem_id="r-msg")
+            with gr.Column(visible=False) as r_box:
+                with gr.Row():
+                    f_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
+                    f_arm = gr.Dropdown(label="Arm", choices=[""], value="", allow_custom_value=True)
+                    f_dec = gr.Dropdown(label="Decision", choices=["", "retrieved", "abstained"], value="")
+                    r_refresh = gr.Button("Refresh")
+                r_table = gr.Dataframe(headers=researcher.COLUMNS, interactive=False, elem_id="r-table")
+                with gr.Row():
+                    r_id = gr.Number(label="Trace id", precision=0)
+                    r_show = gr.Button("Show turn")
+                    r_export = gr.Button("Export JSONL")
+                r_detail = gr.Markdown(elem_id="r-detail")
+                r_file = gr.File(label="Exported traces", interactive=False)
+                gr.Markdown("#### Trial arms")
+                with gr.Row():
+                    t_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
+                    t_gates = gr.Dropdown(label="Gate(s)", multiselect=True, choices=live_gates)
+                    t_seed = gr.Number(label="Seed (randomize)", value=1, precision=0)
+                with gr.Row():
+                    t_fix = gr.Button("Fix the first gate")
+                    t_rand = gr.Button("Randomize per turn")
+                t_msg = gr.Markdown()
 
         def show(stage: str):
             return (gr.update(visible=stage == "signin"), gr.update(visible=stage == "consent"),
@@ -203,11 +236,74 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             return (sess, *show("signin"), "", [], "Signed out.")
 
         signout.click(sign_out, [session], outs)
+
+        def r_guard(sess: dict) -> None:
+            if not sess.get("researcher"):
+                raise gr.Error("The researcher page needs its password.")
+
+        def r_login(pw, sess: dict):
+            wait = limiter.blocked_for("researcher")
+            if wait > 0:
+                return sess, gr.update(visible=False), f"Too many failed attempts; try again in {wait:.0f} s.", ""
+            try:
+                researcher.check_password(pw, settings.researcher_password)
+            except researcher.Refused as e:
+                if settings.researcher_password:
+                    limiter.failed("researcher")
+                return sess, gr.update(visible=False), str(e), ""
+            limiter.succeeded("researcher")
+            sess["researcher"] = True
+            return sess, gr.update(visible=True), "Researcher page open.", ""
+
+        def r_choices(sess: dict):
+            r_guard(sess)
+            names = [""] + participants.names(store)
+            return (gr.update(choices=names), gr.update(choices=[""] + researcher.arms(store)),
+                    gr.update(choices=names))
+
+        def r_rows(part, arm, dec, sess: dict):
+            r_guard(sess)
+            return researcher.rows(store, participant=part, arm=arm, decision=dec)
+
+        def r_one(trace_id, sess: dict):
+            r_guard(sess)
+            t = researcher.one(store, int(trace_id or 0))
+            return researcher.explain(t) if t else f"No trace {trace_id}."
+
+        def r_dump(part, arm, dec, sess: dict):
+            r_guard(sess)
+            path = Path(tempfile.mkdtemp(prefix="traces-")) / "traces.jsonl"
+            path.write_text(researcher.export_jsonl(store, participant=part, arm=arm, decision=dec), encoding="utf-8")
+            return str(path)
+
+        def t_set(part, gates, seed, randomized: bool, sess: dict):
+            r_guard(sess)
+            try:
+                if randomized:
+                    trials.randomize(store, part, list(gates or []), int(seed or 0), settings.retriever, settings.policy)
+                    return f"{part}: each turn draws one of {', '.join(gates)} (seed {int(seed or 0)})"
+                if not gates:
+                    return "Choose a gate."
+                trials.set_arm(store, part, gates[0], settings.retriever, settings.policy)
+                return f"{part}: every turn runs gate {gates[0]}"
+            except (StoreError, LookupError) as e:
+                return f"Refused: {e}"
+
+        r_open.click(r_login, [r_pass, session], [session, r_box, r_msg, r_pass]).then(
+            r_choices, [session], [f_part, f_arm, t_part])
+        r_refresh.click(r_rows, [f_part, f_arm, f_dec, session], [r_table])
+        r_show.click(r_one, [r_id, session], [r_detail])
+        r_export.click(r_dump, [f_part, f_arm, f_dec, session], [r_file])
+        t_fix.click(lambda p, g, sd, ss: t_set(p, g, sd, False, ss), [t_part, t_gates, t_seed, session], [t_msg])
+        t_rand.click(lambda p, g, sd, ss: t_set(p, g, sd, True, ss), [t_part, t_gates, t_seed, session], [t_msg])
     return demo
 
 
 def serve(settings: Settings, block: bool = True):
-    demo = build(settings)
+    store = Store(settings.data_dir)
+    # Load the embedding model now, not inside the first participant's turn.
+    threading.Thread(target=lambda: store.vectors.embedder.encode(["warm up"]), daemon=True).start()
+    demo = build(settings, store)
     demo.queue(default_concurrency_limit=8)
     return demo.launch(server_name=settings.host, server_port=settings.port, share=False,
                        ssr_mode=False, mcp_server=False, prevent_thread_lock=not block,

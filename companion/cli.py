@@ -55,7 +55,31 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
-@click.group()
+class _Main(click.Group):
+    """The top-level group; other packages' commands (eval's `eval` and `gates`) join through
+    the `companion.commands` entry points when a command is looked up, not at import time."""
+
+    _plugins_loaded = False
+
+    def _load_plugins(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from importlib.metadata import entry_points
+
+            for ep in entry_points(group="companion.commands"):
+                if ep.name not in self.commands:
+                    self.add_command(ep.load(), ep.name)
+
+    def list_commands(self, ctx):
+        self._load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        self._load_plugins()
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Main)
 @click.version_option(companion.__version__)
 def main():
     """A local-first chat companion with instrumented memory."""
@@ -151,15 +175,128 @@ def consent_accept(participant, scopes, tz, passphrase, settings):
 
 @consent.command("withdraw")
 @click.option("--participant", "-p", required=True)
+@click.option("--scope", default=None,
+              help="Withdraw only this scope (e.g. export) and keep chatting; without it, withdraw "
+                   "entirely and erase the participant everywhere.")
+@click.option("--json", "as_json", is_flag=True, help="Print the erasure report as JSON.")
 @common
-def consent_withdraw(participant, settings):
+def consent_withdraw(participant, scope, as_json, settings):
     from consent import records
 
+    store = open_store(settings)
     try:
-        records.withdraw(open_store(settings), participant)
+        if scope:
+            st = records.withdraw_scope(store, participant, scope.strip())
+            click.echo(f"{participant}: scope {scope} withdrawn; remaining scopes: {', '.join(st.scopes) or 'none'}")
+            return
+        report = records.withdraw(store, participant)
     except StoreError as e:
         fail(str(e))
-    click.echo(f"{participant}: consent withdrawn; nothing more will be stored.")
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=1))
+    else:
+        click.echo(f"{participant}: consent withdrawn; nothing more will be stored.")
+        click.echo(report.message())
+
+
+@consent.command("download")
+@click.option("--participant", "-p", required=True)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="File to write (JSON); '-' prints it.")
+@common
+def consent_download(participant, out, settings):
+    """All the participant's data as one JSON file."""
+    from consent import access
+
+    store = open_store(settings)
+    try:
+        data = access.download(store, participant)
+    except StoreError as e:
+        fail(str(e))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    if out == "-":
+        click.echo(text)
+        return
+    from pathlib import Path
+
+    Path(out).write_text(text + "\n", encoding="utf-8")
+    click.echo(f"{participant}: {len(data['messages'])} messages, {len(data['traces'])} traces written to {out}",
+               err=True)
+
+
+@consent.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@common
+def consent_list(as_json, settings):
+    """Every participant with their consent state (the researcher's view)."""
+    from consent import access
+
+    rows = access.participants_view(open_store(settings))
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
+    for r in rows:
+        click.echo(f"{r['participant']:<16} {r['consent']:<18} v{r['version'] or '-':<3} "
+                   f"scopes={','.join(r['scopes']) or '-':<22} messages={r['messages']}")
+
+
+@consent.command("audit")
+@click.option("--participant", "-p", default=None, help="Only this participant's events.")
+@click.option("--limit", type=int, default=None)
+@common
+def consent_audit(participant, limit, settings):
+    """The consent audit log (no names, no text), one JSON object a line."""
+    from consent import audit
+
+    for e in audit.events(open_store(settings), participant=participant, limit=limit):
+        click.echo(json.dumps(e))
+
+
+@consent.command("sweep")
+@click.option("--older-than-days", type=float, required=True,
+              help="Delete messages and traces older than this many days.")
+@common
+def consent_sweep(older_than_days, settings):
+    """Run the retention sweep once (the app also schedules it)."""
+    from consent import retention
+
+    try:
+        r = retention.sweep(open_store(settings), older_than_days)
+    except ValueError as e:
+        fail(str(e))
+    click.echo(f"retention sweep (before {r['cutoff']}): {r['total']['messages']} messages, "
+               f"{r['total']['traces']} traces removed")
+
+
+@main.command("export")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Release folder to write (benchmark format).")
+@click.option("--participants", default=None,
+              help="Comma-separated participants (default: everyone who consented to export).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the probe sample and the surrogates.")
+@click.option("--deny-list", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Researcher-supplied identifiers, one a line (optionally KIND<TAB>term).")
+@click.option("--recent-window", type=int, default=None, help="Default: the configured recent window.")
+@click.option("--probe-share", type=float, default=0.1, show_default=True,
+              help="Share of participant messages drawn (blind to need) as proportional probes.")
+@click.option("--overwrite", is_flag=True, help="Replace an earlier release at --out.")
+@common
+def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, settings):
+    """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
+    from consent import export as exporter
+
+    names = [p.strip() for p in participants.split(",") if p.strip()] if participants else None
+    try:
+        r = exporter.export(open_store(settings), out, names, seed=seed, deny_list=deny_list,
+                            recent_window=settings.recent_window if recent_window is None else recent_window,
+                            probe_share=probe_share, overwrite=overwrite)
+    except exporter.ReleaseRefused as e:
+        fail(str(e))
+    except (StoreError, FileExistsError, ValueError) as e:
+        fail(str(e))
+    for pid, c in r["participants"].items():
+        click.echo(f"{pid}: {c['messages']} messages, {c['chat_rows']} probe candidates, {c['claims']} claims")
+    click.echo(f"release {r['release']} written to {r['path']} ({r['surrogates']} surrogates, map kept in the database)")
 
 
 @main.command("messages")
@@ -292,17 +429,33 @@ def serve(host, port, model, gate, retriever, policy, researcher_password, setti
     app.serve(settings)
 
 
-def _load_command_plugins() -> None:
-    # Commands of other packages (eval's `eval` and `gates`) join through entry points, so
-    # the app does not import the eval package.
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="companion.commands"):
-        if ep.name not in main.commands:
-            main.add_command(ep.load(), ep.name)
+@main.group()
+def bench():
+    """Benchmarks of the memory machinery on synthetic data (your data is not touched)."""
 
 
-_load_command_plugins()
+@bench.command("recall")
+@click.option("--messages", "n_messages", type=click.IntRange(min=100), default=30000, show_default=True,
+              help="Size of the synthetic conversation.")
+@click.option("--queries", "n_queries", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Query turns timed (decision path and floor each).")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the synthetic conversation.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Messages per append_many call while ingesting.")
+@click.option("--bm25-sample", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Queries compared with rank-bm25.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--data-dir", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the bench database goes (default: a temporary directory, removed after).")
+def bench_recall(n_messages, n_queries, seed, batch_size, bm25_sample, as_json, data_dir):
+    """Ingest rate, decision-path latency against its floor, BM25 against rank-bm25."""
+    from companion import bench as bench_mod
+
+    result = bench_mod.run(n_messages=n_messages, n_queries=n_queries, seed=seed, data_dir=data_dir,
+                           batch_size=batch_size, bm25_sample=bm25_sample,
+                           progress=bench_mod.progress_to_stderr)
+    click.echo(json.dumps(result) if as_json else bench_mod.render(result))
+
 
 if __name__ == "__main__":
     main()

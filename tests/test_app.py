@@ -1,0 +1,54 @@
+"""The served app through its HTTP API (Gradio's), on loopback, with the echo model."""
+
+import socket
+
+import pytest
+from gradio_client import Client
+
+from companion import app
+from companion.settings import Settings
+from consent import records as consent
+from companion import auth
+from memory.store import Store
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served(home):
+    settings = Settings(home=home, model="echo", researcher_password="open sesame", gate="always",
+                        retriever="bm25", recent_window=0)
+    store = Store(home)
+    consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))
+    demo = app.build(settings, store)
+    demo.queue()
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                ssr_mode=False, mcp_server=False)
+    yield f"http://127.0.0.1:{port}/", store
+    demo.close()
+    store.close()
+
+
+def test_researcher_page_is_refused_without_its_password(served):
+    url, store = served
+    c = Client(url, verbose=False)
+    with pytest.raises(Exception, match="needs its password"):
+        c.predict("", "", "", api_name="/r_rows")
+    msg, _ = c.predict("guess", api_name="/r_login")
+    assert msg == "wrong researcher password"
+    with pytest.raises(Exception, match="needs its password"):
+        c.predict(1, api_name="/r_one")
+    # a participant chats; the researcher, once in, sees that turn
+    p = Client(url, verbose=False)
+    p.predict("ana", "ana-pass", api_name="/sign_in")
+    chat = p.predict("my sister lives in Porto", "personal", [], api_name="/respond")[0]
+    assert chat[-2]["content"][0]["text"] == "You said: my sister lives in Porto"
+    msg, _ = c.predict("open sesame", api_name="/r_login")
+    assert msg == "Researcher page open."
+    rows = c.predict("ana", "", "", api_name="/r_rows")
+    assert [r[1:3] for r in rows["data"]] == [["ana", "day1-1"]]
