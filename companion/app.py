@@ -6,6 +6,7 @@ writes that participant only, so a participant sees only their own conversation.
 
 from __future__ import annotations
 
+import json
 import queue
 import tempfile
 import threading
@@ -15,6 +16,7 @@ import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
 
 from companion import auth, researcher, trials
+from consent import access
 from companion.settings import Settings
 from companion.turn import turn
 from consent import records as consent
@@ -109,7 +111,13 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 with gr.Row():
                     box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
                     send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
-                signout = gr.Button("Sign out", size="sm")
+                with gr.Row():
+                    signout = gr.Button("Sign out", size="sm")
+                    download_btn = gr.Button("Download my data", size="sm", elem_id="download")
+                    withdraw_btn = gr.Button("Withdraw from the study", size="sm", variant="stop", elem_id="withdraw")
+                download_file = gr.File(label="Your data (JSON)", visible=False, interactive=False)
+                withdraw_confirm = gr.Checkbox(label="Yes, erase everything about me", value=False)
+                account_msg = gr.Markdown(elem_id="account-msg")
 
         with gr.Tab("Researcher", elem_id="tab-research"):
             with gr.Row():
@@ -129,6 +137,8 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                     r_export = gr.Button("Export JSONL")
                 r_detail = gr.Markdown(elem_id="r-detail")
                 r_file = gr.File(label="Exported traces", interactive=False)
+                gr.Markdown("#### Participants and consent")
+                r_people = gr.Dataframe(headers=access.COLUMNS, interactive=False)
                 gr.Markdown("#### Trial arms")
                 with gr.Row():
                     t_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
@@ -237,6 +247,27 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
 
         signout.click(sign_out, [session], outs)
 
+        def my_data(sess: dict):
+            if not sess["participant"]:
+                raise gr.Error("Sign in first.")
+            path = Path(tempfile.mkdtemp(prefix="my-data-")) / f"{sess['participant']}.json"
+            path.write_text(json.dumps(access.download(store, sess["participant"]), ensure_ascii=False, indent=1),
+                            encoding="utf-8")
+            return gr.update(value=str(path), visible=True)
+
+        def withdraw(confirmed: bool, sess: dict):
+            if not sess["participant"]:
+                raise gr.Error("Sign in first.")
+            if not confirmed:
+                return (sess, *show("chat"), gr.update(), gr.update(), "",
+                        "Tick “Yes, erase everything about me” first.")
+            erased = consent.withdraw(store, sess["participant"])
+            sess["participant"], sess["pending"] = None, {}
+            return (sess, *show("signin"), "", [], erased.message(), "")
+
+        download_btn.click(my_data, [session], [download_file])
+        withdraw_btn.click(withdraw, [withdraw_confirm, session], outs + [account_msg])
+
         def r_guard(sess: dict) -> None:
             if not sess.get("researcher"):
                 raise gr.Error("The researcher page needs its password.")
@@ -259,7 +290,7 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             r_guard(sess)
             names = [""] + participants.names(store)
             return (gr.update(choices=names), gr.update(choices=[""] + researcher.arms(store)),
-                    gr.update(choices=names))
+                    gr.update(choices=names), access.participants_rows(store))
 
         def r_rows(part, arm, dec, sess: dict):
             r_guard(sess)
@@ -290,7 +321,7 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 return f"Refused: {e}"
 
         r_open.click(r_login, [r_pass, session], [session, r_box, r_msg, r_pass]).then(
-            r_choices, [session], [f_part, f_arm, t_part])
+            r_choices, [session], [f_part, f_arm, t_part, r_people])
         r_refresh.click(r_rows, [f_part, f_arm, f_dec, session], [r_table])
         r_show.click(r_one, [r_id, session], [r_detail])
         r_export.click(r_dump, [f_part, f_arm, f_dec, session], [r_file])
@@ -303,6 +334,14 @@ def serve(settings: Settings, block: bool = True):
     store = Store(settings.data_dir)
     # Load the embedding model now, not inside the first participant's turn.
     threading.Thread(target=lambda: store.vectors.embedder.encode(["warm up"]), daemon=True).start()
+    if settings.retention_days:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        from consent import retention
+
+        scheduler = BackgroundScheduler(daemon=True)
+        retention.schedule(scheduler, settings.data_dir, settings.retention_days)
+        scheduler.start()
     demo = build(settings, store)
     demo.queue(default_concurrency_limit=8)
     return demo.launch(server_name=settings.host, server_port=settings.port, share=False,

@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
+    retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")
     host: str = "127.0.0.1"
     port: int = 7860
 

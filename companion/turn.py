@@ -187,7 +187,8 @@ def turn(
             trace.reply_dayid = stored[0].dayid
         clock.lap("log_reply")
         trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
-        traces.save(store, trace, conn)
+        if state.allows("logging"):  # no research logging consented: the turn leaves no trace row
+            traces.save(store, trace, conn)
 
     if reply_text is not None:
         [reply] = messages.append_many(

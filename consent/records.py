@@ -1,7 +1,11 @@
 """Consent: versioned texts shipped as data, records per participant, the gate of every turn.
 
 Nothing of a participant is stored before they accept the current version: `accept` creates
-the participant and the record in one transaction.
+the participant and the record in one transaction. A new text (`texts/v<N>.md`, a higher
+version) makes every earlier acceptance stale: `status` reports `needs_reconsent` and the gate
+refuses until the participant accepts the new version. `withdraw` erases the participant
+(consent.erasure); `withdraw_scope` narrows the consent while they keep chatting. Every change
+is written to the audit log (consent.audit) in the same transaction.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 
+from consent import audit
 from memory import participants
 from memory.store import Store, StoreError
 
@@ -46,9 +51,14 @@ def _parse(raw: str) -> ConsentText:
     return ConsentText(version=meta["version"], scopes=scopes, text=body.strip())
 
 
+def _texts_dir():
+    """Where the consent texts live (the package's `texts/`; tests point it elsewhere)."""
+    return resources.files("consent").joinpath("texts")
+
+
 def texts() -> dict[str, ConsentText]:
     out = {}
-    for f in resources.files("consent").joinpath("texts").iterdir():
+    for f in _texts_dir().iterdir():
         if f.name.endswith(".md"):
             t = _parse(f.read_text(encoding="utf-8"))
             out[t.version] = t
@@ -89,25 +99,74 @@ def accept(
     if bad:
         raise StoreError(f"unknown consent scope(s) {bad}; scopes are {list(cur.scopes)}")
     with store.transaction() as conn:
-        if not participants.exists(store, participant):
+        before = status(store, participant) if participants.exists(store, participant) else None
+        if before is None:
             participants.create(store, participant, tz=tz, pass_hash=pass_hash)
         conn.execute(
             "INSERT INTO consent_records (participant, version, scopes, accepted_at) VALUES (?,?,?,?)",
-            (participant, version, json.dumps(list(scopes)), datetime.now(timezone.utc).isoformat()),
+            (participant, version, json.dumps(list(scopes)), _now()),
         )
+        audit.record(conn, "accepted", participant, version=version, scopes=scopes,
+                     reconsent=bool(before and before.version and before.version != version),
+                     previous_version=before.version if before else None)
     return status(store, participant)
 
 
-def withdraw(store: Store, participant: str) -> ConsentState:
-    """Mark every open record withdrawn. (Erasure of the data comes with the full consent work.)"""
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def withdraw(store: Store, participant: str):
+    """Withdraw entirely: erase the participant everywhere (see consent.erasure).
+
+    Returns the `Erasure` report: what was erased, in counts, to tell the participant.
+    """
+    from consent import erasure
+
+    return erasure.erase(store, participant)
+
+
+def withdraw_scope(store: Store, participant: str, scope: str) -> ConsentState:
+    """Take one scope back while the participant keeps chatting.
+
+    The open record is closed and a new one with the remaining scopes takes its place (same
+    version), so the record history shows what was consented when. What goes with the scope:
+    - `export`: the participant leaves every later export (consent.export checks the scope);
+      export bookkeeping rows of theirs (surrogate maps of past releases) are deleted.
+    - `logging`: their traces (the research records of each turn) are deleted.
+    - `memory`: the companion stops consulting the past (the turn checks the scope); the
+      message log itself stays, it is the conversation.
+    """
+    cur = current()
+    if scope not in cur.scopes:
+        raise StoreError(f"unknown consent scope {scope!r}; scopes are {list(cur.scopes)}")
     with store.transaction() as conn:
-        n = conn.execute(
-            "UPDATE consent_records SET withdrawn_at=? WHERE participant=? AND withdrawn_at IS NULL",
-            (datetime.now(timezone.utc).isoformat(), participant),
-        ).rowcount
-        if n == 0:
-            raise StoreError(f"participant {participant!r} has no consent on record to withdraw")
+        r = conn.execute(
+            "SELECT id, version, scopes FROM consent_records WHERE participant=? AND withdrawn_at IS NULL "
+            "ORDER BY id DESC LIMIT 1", (participant,)).fetchone()
+        if r is None:
+            raise StoreError(f"participant {participant!r} has no consent on record")
+        scopes = json.loads(r["scopes"])
+        if scope not in scopes:
+            raise StoreError(f"participant {participant!r} has not consented to {scope!r} "
+                             f"(scopes: {', '.join(scopes) or 'none'})")
+        left = [s for s in scopes if s != scope]
+        now = _now()
+        conn.execute("UPDATE consent_records SET withdrawn_at=? WHERE id=?", (now, r["id"]))
+        conn.execute(
+            "INSERT INTO consent_records (participant, version, scopes, accepted_at) VALUES (?,?,?,?)",
+            (participant, r["version"], json.dumps(left), now))
+        erased = _scope_erasure(conn, participant, scope)
+        audit.record(conn, "scope_withdrawn", participant, version=r["version"], scopes=left,
+                     scope=scope, counts=erased)
     return status(store, participant)
+
+
+def _scope_erasure(conn, participant: str, scope: str) -> dict[str, int]:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    drop = {"logging": ["traces"], "export": ["export_surrogates", "export_members"]}.get(scope, [])
+    return {t: conn.execute(f"DELETE FROM {t} WHERE participant=?", (participant,)).rowcount
+            for t in drop if t in tables}
 
 
 def refusal(participant: str, state: ConsentState | None = None) -> str:

@@ -105,6 +105,70 @@ def m003_trials(conn):
     )
 
 
+@migration
+def m004_consent_events(conn):
+    """The consent audit log, kept when a participant is erased: so it names nobody.
+
+    `subject` is a keyed hash of the participant name (key in `consent_meta`, made here once
+    per data directory), never the name; `detail` holds versions, scopes and counts, never
+    message content. No `participant` column, on purpose: erasure deletes from every table
+    that has one.
+    """
+    import secrets
+
+    conn.execute("CREATE TABLE consent_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO consent_meta VALUES ('audit_key', ?)", (secrets.token_hex(32),))
+    conn.execute(
+        """CREATE TABLE consent_events (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            event TEXT NOT NULL,     -- accepted | scope_withdrawn | withdrawn | erased | retention_sweep | exported
+            subject TEXT,            -- keyed hash of the participant name; NULL for study-wide events
+            version TEXT,
+            scopes TEXT,             -- JSON list
+            detail TEXT NOT NULL DEFAULT '{}'
+        )"""
+    )
+    conn.execute("CREATE INDEX consent_events_by_subject ON consent_events(subject, id)")
+
+
+@migration
+def m005_export_records(conn):
+    """Releases written by `companion export`, who is in them, and their surrogate maps.
+
+    The surrogate map (original -> surrogate) is kept here, apart from the release, one row per
+    participant whose text held the original, so erasing or withdrawing export consent removes
+    that participant's originals (both tables have a `participant` column).
+    """
+    conn.execute(
+        """CREATE TABLE exports (
+            release TEXT PRIMARY KEY,     -- random id, also in the manifest
+            created_at TEXT NOT NULL,
+            path TEXT NOT NULL,
+            seed INTEGER,
+            n_participants INTEGER NOT NULL
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE export_members (
+            release TEXT NOT NULL REFERENCES exports(release) ON DELETE CASCADE,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            pseudonym TEXT NOT NULL,      -- U01, U02 ... in the release
+            PRIMARY KEY (release, participant)
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE export_surrogates (
+            release TEXT NOT NULL REFERENCES exports(release) ON DELETE CASCADE,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            original TEXT NOT NULL,
+            surrogate TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX export_surrogates_by_release ON export_surrogates(release, participant)")
+
+
 def _script(conn, sql: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statements one by one.
     for statement in sql.split(";"):

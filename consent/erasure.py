@@ -1,0 +1,172 @@
+"""Erasure: a withdrawn participant leaves every table, index and file, and the bytes go too.
+
+`erase` runs in one transaction:
+  1. vector rows (`message_vectors`, a sqlite-vec virtual table: deleted explicitly by rowid,
+     since no foreign key reaches it),
+  2. every table with a `participant` column, found from the schema at run time, so a table
+     added later (claims, persona, file memory, preference cells, jobs, export records) is
+     covered without touching this file; `participants` itself last,
+  3. registered hooks (`on_erase`) for state that lives elsewhere,
+  4. the audit lines `withdrawn` and `erased` (counts only, subject hashed: see consent.audit).
+Consent records are deleted with the rest: the audit log keeps the minimal trace of the
+consent (versions accepted, when, when withdrawn) without the name or any text.
+After the commit: the in-memory index caches are dropped, files registered with `on_erase_files`
+are removed, then VACUUM rewrites the database without the freed pages and a TRUNCATE
+checkpoint empties the write-ahead log, so no byte of the participant's text stays in
+`companion.db`, `companion.db-wal` or `companion.db-shm`.
+
+`delete_messages` is the partial deletion path (retention sweeps): it goes through
+`memory.messages.delete`, the same path that keeps the indexes in step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from consent import audit
+from memory import messages as messages_mod
+from memory.store import Store, StoreError
+
+# fn(conn, store, participant) -> {name: count}; runs inside the erasure transaction.
+_HOOKS: list[Callable] = []
+# fn(store, participant) -> {name: count}; runs after the commit (files cannot roll back).
+_FILE_HOOKS: list[Callable] = []
+
+VECTOR_TABLE = "message_vectors"
+KEEP = {"consent_events", "consent_meta", "_migrations"}  # no participant data by construction
+
+
+def on_erase(fn: Callable) -> Callable:
+    """Register erasure of state outside the tables with a `participant` column."""
+    _HOOKS.append(fn)
+    return fn
+
+
+def on_erase_files(fn: Callable) -> Callable:
+    """Register removal of a participant's files under the data directory (after the commit)."""
+    _FILE_HOOKS.append(fn)
+    return fn
+
+
+@dataclass
+class Erasure:
+    participant: str
+    counts: dict[str, int] = field(default_factory=dict)
+    files: dict[str, int] = field(default_factory=dict)
+    vacuumed: bool = False
+    wal_truncated: bool = False
+
+    def message(self) -> str:
+        """What the participant is told."""
+        parts = [f"{n} {name.replace('_', ' ')}" for name, n in self.counts.items() if n and name != "participants"]
+        parts += [f"{n} {name.replace('_', ' ')}" for name, n in self.files.items() if n]
+        what = ", ".join(parts) if parts else "no stored messages or records"
+        return (f"You ({self.participant}) have withdrawn. Erased: {what}, and your account. "
+                "The study keeps only an anonymous line saying that a consent was given and "
+                "withdrawn, and when: no name, no text.")
+
+    def as_dict(self) -> dict:
+        return {"participant": self.participant, "counts": self.counts, "files": self.files,
+                "vacuumed": self.vacuumed, "wal_truncated": self.wal_truncated, "message": self.message()}
+
+
+def participant_tables(conn) -> list[str]:
+    """Ordinary tables with a `participant` column, `participants` last."""
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+    virtual = [r["name"] for r in rows if (r["sql"] or "").upper().startswith("CREATE VIRTUAL")]
+    out = []
+    for r in rows:
+        name = r["name"]
+        if name in KEEP or name in virtual or name.startswith("sqlite_"):
+            continue
+        if any(name.startswith(v + "_") for v in virtual):  # a virtual table's shadow tables
+            continue
+        cols = {c["name"] for c in conn.execute(f'PRAGMA table_info("{name}")')}
+        if "participant" in cols:
+            out.append(name)
+    out.sort(key=lambda n: (n == "participants", n))
+    return out
+
+
+def _has_table(conn, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
+
+
+def _vector_rowids(conn, participant: str) -> list[int]:
+    ids = {r[0] for r in conn.execute("SELECT id FROM messages WHERE participant=?", (participant,))}
+    if _has_table(conn, VECTOR_TABLE):  # rows whose message is already gone, too
+        with contextlib.suppress(Exception):  # sqlite-vec not loaded: nothing can be read anyway
+            ids |= {r[0] for r in conn.execute(
+                f"SELECT rowid FROM {VECTOR_TABLE} WHERE participant=?", (participant,))}
+    return sorted(ids)
+
+
+def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
+    """Erase everything of `participant` in one transaction, then VACUUM and truncate the WAL."""
+    conn = store.conn
+    if conn.in_transaction:
+        raise StoreError("erasure must not run inside another transaction (it ends with VACUUM)")
+    if conn.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone() is None:
+        raise StoreError(f"unknown participant {participant!r}: nothing to erase")
+    result = Erasure(participant)
+    prior = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed even before the VACUUM
+    try:
+        with store.transaction() as c:
+            c.execute("PRAGMA defer_foreign_keys=ON")  # tables go in any order; checked at commit
+            history = [dict(r) for r in c.execute(
+                "SELECT version, scopes, accepted_at, withdrawn_at FROM consent_records "
+                "WHERE participant=? ORDER BY id", (participant,))]
+            ids = _vector_rowids(c, participant)
+            if ids and _has_table(c, VECTOR_TABLE):
+                c.executemany(f"DELETE FROM {VECTOR_TABLE} WHERE rowid=?", [(i,) for i in ids])
+                result.counts[VECTOR_TABLE] = len(ids)
+            for table in participant_tables(c):
+                result.counts[table] = c.execute(
+                    f'DELETE FROM "{table}" WHERE participant=?', (participant,)).rowcount
+            for hook in _HOOKS:
+                for k, n in (hook(c, store, participant) or {}).items():
+                    result.counts[k] = result.counts.get(k, 0) + n
+            last = history[-1] if history else {}
+            audit.record(c, "withdrawn", participant, version=last.get("version"),
+                         scopes=json.loads(last["scopes"]) if last else None,
+                         records=[{"version": h["version"], "accepted_at": h["accepted_at"],
+                                   "withdrawn_at": h["withdrawn_at"]} for h in history])
+            audit.record(c, "erased", participant, counts=result.counts)
+    finally:
+        conn.execute(f"PRAGMA secure_delete={int(prior)}")
+    store.bm25.forget(participant)
+    store.vectors.forget(participant)
+    for hook in _FILE_HOOKS:
+        for k, n in (hook(store, participant) or {}).items():
+            result.files[k] = result.files.get(k, 0) + n
+    if vacuum:
+        result.vacuumed, result.wal_truncated = compact(store)
+    return result
+
+
+def compact(store: Store, attempts: int = 50) -> tuple[bool, bool]:
+    """VACUUM, then checkpoint the WAL with TRUNCATE; returns (vacuumed, wal_truncated).
+
+    A reader on another connection can hold the checkpoint back; it is retried for a while.
+    """
+    conn = store.conn
+    conn.execute("VACUUM")
+    for _ in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return True, True
+        time.sleep(0.1)
+    return True, False
+
+
+def delete_messages(store: Store, participant: str, dayids: list[str]) -> int:
+    """Delete messages through `memory.messages.delete` (log, vectors, index epoch) in one transaction."""
+    with store.transaction():
+        for d in dayids:
+            messages_mod.delete(store, participant, d)
+    return len(dayids)
