@@ -298,10 +298,12 @@ def _timeline(plan, rng: random.Random) -> list[tuple[Msg, str, str]]:
     return out
 
 
-def _participant(pid: str, i: int, seed: int) -> Participant:
+def _participant(pid: str, i: int, seed: int, size: tuple[int, int] | None = None) -> Participant:
+    """`size` = (target messages, active days); default SIZES[pid]. eval.synth asks for larger ones."""
     rng = random.Random(f"{seed}:{pid}")
-    facts = _facts(i, random.Random(f"{seed}:facts"))  # one permutation shared: distinct facts
-    target, days = SIZES[pid]
+    # one permutation shared: distinct facts (past four participants, fact sets repeat)
+    facts = _facts(i % len(JOBS), random.Random(f"{seed}:facts"))
+    target, days = size or SIZES[pid]
     timeline = _timeline(_plan(target, days, facts, rng), rng)
     conv = [ConversationRow(dayid=d, sender=m.sender, text=m.text, ts=ts) for m, d, ts in timeline]
     msgs = [m for m, _, _ in timeline]

@@ -64,6 +64,9 @@ class Release:
     manifest: Manifest
     participants: dict[str, Participant]  # in manifest order
     path: Path | None = field(default=None, compare=False)
+    # What a reader of a foreign corpus repaired or dropped (LoCoMo's malformed evidence ids...):
+    # reports print it, so a number is never moved silently.
+    warnings: list[str] = field(default_factory=list, compare=False)
 
     @property
     def recent_window(self) -> int:

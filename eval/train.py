@@ -12,6 +12,7 @@ import numpy as np
 from companion.settings import Settings
 from companion.turn import context_at
 from eval.ingest import ingest
+from eval.metrics import auroc
 from eval.readers import read_release
 from memory import features
 from memory.store import Store
@@ -31,17 +32,6 @@ def feature_rows(release, store: Store, settings: Settings, progress=None):
             yield pid, probe, features.compute(ctx), probe.memory_bearing(part.index, w)
             if progress:
                 progress()
-
-
-def auroc(scores, labels) -> float | None:
-    """Mann-Whitney AUROC, ties counted one half; None when a class is absent."""
-    s, y = np.asarray(scores, float), np.asarray(labels, bool)
-    pos, neg = s[y], s[~y]
-    if len(pos) == 0 or len(neg) == 0:
-        return None
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
 
 
 def train(corpus: Path, out: Path, c: float = 1.0) -> dict:

@@ -1,0 +1,166 @@
+"""One `companion eval` run: read the corpus, ingest it once, replay the arms, score, report."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tempfile
+import time
+from pathlib import Path
+
+from companion.settings import Settings
+from companion.trials import Arm
+from eval import replay as R
+from eval import report, tracks
+from eval.readers import Release
+from memory import registry
+
+
+def detect_format(path: Path) -> str:
+    if path.is_dir():
+        return "benchmark"
+    with path.open("rb") as f:
+        head = f.read(4096).decode("utf-8", "ignore")
+    if '"sample_id"' in head or '"conversation"' in head:
+        return "locomo"
+    if '"question_id"' in head:
+        return "longmemeval"
+    raise ValueError(f"{path}: cannot tell the corpus format; pass --format")
+
+
+def read_corpus(path: Path, fmt: str | None, limit: int | None = None) -> tuple[Release, str]:
+    fmt = fmt or detect_format(path)
+    release = registry.get("reader", fmt)(path)
+    if limit:  # the first N participants (a LongMemEval question brings a whole haystack each)
+        keep = list(release.participants)[:limit]
+        release.participants = {p: release.participants[p] for p in keep}
+        release.manifest = release.manifest.model_copy(update={
+            "participants": keep, "counts": {p: c for p, c in release.manifest.counts.items() if p in keep}})
+    return release, fmt
+
+
+def arms_for(track_names: list[str], gate: str | None, retriever: str | None, policy: str | None,
+             settings: Settings) -> dict[str, list[R.ArmSpec]]:
+    """The arms each replayed track runs, by registry name (checked before any work starts)."""
+    policy = policy or settings.policy
+    retriever_ = retriever or settings.retriever
+    has_gold = lambda p: bool(p.gold) and p.scoreable  # noqa: E731
+    chat = lambda p: p.source == "chat" and p.scoreable  # noqa: E731
+    out: dict[str, list[R.ArmSpec]] = {}
+    if "retrieval" in track_names:
+        # retrievers are compared with the always gate; a chosen gate makes the system row end to end
+        g = gate or "always"
+        system = retriever_ if g == "always" else f"{g}/{retriever_}"
+        specs = [R.ArmSpec(system, Arm(g, retriever_, policy, assignment="eval"), has_gold, "retrieval")]
+        specs += [R.ArmSpec(b, Arm("always", b, policy, assignment="eval"), has_gold, "retrieval")
+                  for b in tracks.BASELINES if b != system]
+        out["retrieval"] = specs
+    if "abstention" in track_names:
+        gates = list(dict.fromkeys([gate or settings.gate, *tracks.COMPARISON_GATES]))
+        out["abstention"] = [R.ArmSpec(g, Arm(g, retriever_, policy, assignment="eval"), chat, "abstention")
+                             for g in gates]
+    for specs in out.values():
+        for s in specs:
+            for kind in ("gate", "retriever", "policy"):
+                registry.get(kind, getattr(s.arm, kind))  # an unknown name fails now, with the list
+    return out
+
+
+def _settings(base: Settings, work: Path, ks: list[int], seed: int) -> Settings:
+    params = {k: dict(v) for k, v in base.params.items()}
+    params.setdefault("retriever", {}).setdefault("random", {}).setdefault("seed", seed)
+    learned = base.data_dir / "gates" / "learned.json"  # the replay store lives elsewhere: point at the weights
+    if learned.exists():
+        params.setdefault("gate", {}).setdefault("learned", {}).setdefault("weights", str(learned))
+    return base.model_copy(update={"home": work, "k": max(ks), "params": params})
+
+
+def command_line(tracks_: list[str], corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit) -> str:
+    parts = ["companion", "eval", *tracks_, "--corpus", str(corpus), "--format", fmt]
+    for flag, v in (("--gate", gate), ("--retriever", retriever), ("--policy", policy), ("--judge", judge),
+                    ("--limit", limit)):
+        if v:
+            parts += [flag, str(v)]
+    for k in ks:
+        parts += ["--k", str(k)]
+    parts += ["--seed", str(seed), "--out", str(out)]
+    return shlex.join(parts)
+
+
+def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None, gate: str | None = None,
+        retriever: str | None = None, policy: str | None = None, ks: list[int] = (1, 5, 10), seed: int = 0,
+        judge: str | None = None, work: Path | None = None, limit: int | None = None,
+        settings: Settings | None = None, progress: bool = True) -> dict:
+    settings = settings or Settings()
+    unknown = [t for t in track_names if t not in tracks.TRACKS]
+    if unknown:
+        raise ValueError(f"unknown track(s) {unknown}; tracks are {', '.join(tracks.TRACKS)}")
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 1:
+        raise ValueError("--k must be at least 1")
+    specs = arms_for(track_names, gate, retriever, policy, settings)
+    release, fmt = read_corpus(Path(corpus), fmt, limit)
+    probes = R.probes_of(release, seed=seed)
+    digest = R.corpus_hash(release)
+    timings: dict[str, float] = {}
+
+    outcomes: dict[str, dict] = {}
+    store_note = "not needed (these tracks read the gold only)"
+    if specs:
+        tmp = None
+        if work is None:
+            tmp = tempfile.TemporaryDirectory(prefix="companion-eval-")
+            work = Path(tmp.name)
+        t = time.perf_counter()
+        store, reused = R.open_store(release, Path(work), digest, progress=progress)
+        timings["ingest_s"] = round(time.perf_counter() - t, 2)
+        store_note = f"{'reused' if reused else 'fresh'} store at {work if tmp is None else 'a temporary folder'}"
+        try:
+            t = time.perf_counter()
+            all_arms = [a for specs_ in specs.values() for a in specs_]
+            got = R.replay(store, release, probes, all_arms, _settings(settings, Path(work), ks, seed), progress)
+            timings["replay_s"] = round(time.perf_counter() - t, 2)
+            outcomes = {track: {a.label: got[a.key] for a in specs_} for track, specs_ in specs.items()}
+        finally:
+            store.close()
+            if tmp is not None:
+                tmp.cleanup()
+
+    t = time.perf_counter()
+    sections = []
+    for name in track_names:
+        if name == "retrieval":
+            sections.append(tracks.retrieval(probes, outcomes["retrieval"], ks, seed))
+        elif name == "abstention":
+            sections.append(tracks.abstention(probes, outcomes["abstention"], seed))
+        elif name == "demand":
+            sections.append(tracks.demand(probes, seed))
+        elif name == "budget":
+            sections.append(tracks.budget(probes))
+        else:
+            sections.append(tracks.not_computed(name, judge))
+    timings["score_s"] = round(time.perf_counter() - t, 2)
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if outcomes:  # per-probe outcomes, so any number in the report can be traced to its probes
+        with (out / "outcomes.jsonl").open("w") as f:
+            for track, arms in outcomes.items():
+                for label, outs in arms.items():
+                    for p, o in zip(probes, outs):
+                        if o is not None:
+                            f.write(json.dumps({"track": track, "system": label, "participant": p.participant,
+                                                "item": p.item, "as_of": p.as_of, "gold": p.gold,
+                                                **o.model_dump()}) + "\n")
+    arm = {"gate": gate, "retriever": retriever or settings.retriever, "policy": policy or settings.policy}
+    header = {
+        "command": command_line(track_names, corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit),
+        "code": report.code_version(),
+        "corpus": {"path": str(corpus), "format": fmt, "sha256": digest,
+                   "participants": len(release.participants),
+                   "messages": sum(len(p.conversation) for p in release.participants.values()),
+                   "probes": len(probes), "recent_window": release.recent_window},
+        "arm": arm, "seed": seed, "ks": ks, "store": store_note, "timings": timings,
+        "arms": {t: [a.arm.describe() | {"label": a.label} for a in s] for t, s in specs.items()},
+    }
+    return report.write(out, header, sections, ks, release.warnings)

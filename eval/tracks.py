@@ -1,0 +1,232 @@
+"""What each `companion eval` track measures, as lists of `Metric` (shared/METRICS.md).
+
+A track is a function of the probes (and, for replayed tracks, the arms' outcomes). Rendering
+lives in `eval.report`; the numbers come from `eval.metrics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from eval import metrics as M
+from eval.metrics import Metric
+from eval.replay import Outcome, Probe
+
+TRACKS = ("retrieval", "abstention", "demand", "ablation", "budget", "reconstruction", "chat", "qa")
+REPLAYED = ("retrieval", "abstention")
+BASELINES = ("recency", "bm25", "random", "oracle", "broken_oracle")  # printed in every retrieval table
+SUBSETS = {  # name -> (label, predicate)
+    "with_gold": ("all probes with gold", lambda p: True),
+    "memory_bearing": ("memory-bearing", lambda p: p.memory_bearing),
+    "distant": ("distant (gold only outside the recent window)", lambda p: p.distant),
+}
+COMPARISON_GATES = ("lexical", "dense", "oracle", "always")
+MESSAGE_BUDGETS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+TOKEN_BUDGETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+
+
+@dataclass
+class Section:
+    track: str
+    metrics: list[Metric] = field(default_factory=list)
+    not_computed: str | None = None  # the reason, when the whole track is missing
+    notes: list[str] = field(default_factory=list)
+    curves: dict = field(default_factory=dict)  # plot data (hit@k, ROC, coverage)
+
+
+def not_computed(track: str, judge: str | None) -> Section:
+    needs_judge = "needs --judge MODEL: {what} is judged by a model, and without one it is not computed (not 0)"
+    why = {
+        "chat": needs_judge.format(what="the chat content match (0-2)"),
+        "qa": needs_judge.format(what="QA correctness"),
+        "ablation": needs_judge.format(what="the reply score whose gain Δ = π·γ1 + (1 − π)·γ0 decomposes")
+        + " (the decomposition itself is implemented: eval.metrics.decomposition)",
+        "reconstruction": "no profile or persona extractor exists yet in memory/: nothing writes a profile to "
+                          "match against the gold claims",
+    }[track]
+    if judge and track in ("chat", "qa", "ablation"):
+        why = (f"judged scoring (--judge {judge}) is not implemented in this version: replies through steps "
+               "6-8 are not generated, so nothing was scored")
+    return Section(track, not_computed=why)
+
+
+def _stratum_of(p: Probe) -> str:
+    return p.stratum if p.source == "chat" else f"category:{p.category}"
+
+
+def _groups(probes: list[Probe]) -> list[tuple[str, str, list[int]]]:
+    """(source, stratum, probe indices) for each source present: pooled first, then per stratum."""
+    out = []
+    for source in ("chat", "qa"):
+        ix = [i for i, p in enumerate(probes) if p.source == source]
+        if not ix:
+            continue
+        out.append((source, "all", ix))
+        for st in sorted({_stratum_of(probes[i]) for i in ix}):
+            out.append((source, st, [i for i in ix if _stratum_of(probes[i]) == st]))
+    return out
+
+
+# --- retrieval -----------------------------------------------------------------------------------
+
+
+def retrieval(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], ks: list[int], seed: int = 0) -> Section:
+    sec = Section("retrieval")
+    gold = [i for i, p in enumerate(probes) if p.gold and p.scoreable]
+    if not gold:
+        sec.not_computed = "no scoreable probe has gold: there is nothing to retrieve"
+        return sec
+    sub = [probes[i] for i in gold]
+    kmax = max(ks)
+    curves: dict = {}
+    for system, outs in outcomes.items():
+        got = [outs[i] for i in gold]
+        errors = [o.error for o in got if o is not None and o.error]
+        ranked = [o.ranked if o is not None else [] for o in got]
+        failed = len(errors) == len(got)
+        if errors:
+            sec.notes.append(f"{system}: failed on {len(errors)} of {len(got)} probes ({errors[0][:160]})"
+                             + ("" if failed else "; those probes count as misses, as the live turn would"))
+        per = {  # per-probe values, aligned with `sub`
+            **{("hit", k): [M.hit_at_k(p.gold, r, k) for p, r in zip(sub, ranked)] for k in range(1, kmax + 1)},
+            **{("recall", k): [M.recall_at_k(p.gold, r, k) for p, r in zip(sub, ranked)] for k in ks},
+            ("mrr", None): [M.reciprocal_rank(p.gold, r) for p, r in zip(sub, ranked)],
+        }
+        for source, stratum, ix_all in _groups(sub):
+            for sname, (_, pred) in SUBSETS.items():
+                ix = [i for i in ix_all if pred(sub[i])]
+                if system == "broken_oracle":  # only probes that have another probe's gold to borrow
+                    ix = [i for i in ix if sub[i].broken_gold]
+                clusters = [sub[i].participant for i in ix]
+                for (name, k), vals in per.items():
+                    if name == "hit" and k not in ks:
+                        continue
+                    for avg in ("micro", "macro"):
+                        labels = dict(system=system, stratum=stratum, subset=f"{source}:{sname}", k=k)
+                        if system == "broken_oracle" and not ix:
+                            m = Metric(name=f"{name}@{k}" if k else name, value=None, n=0, average=avg,
+                                       reason="no probe here has a different probe of the same participant "
+                                              "whose gold it could borrow", **labels)
+                        elif failed:
+                            m = Metric(name=f"{name}@{k}" if k else name, value=None, n=len(ix), average=avg,
+                                       reason=f"{system} failed on every probe: {errors[0][:200]}", **labels)
+                        else:
+                            m = M.mean_metric(f"{name}@{k}" if k else name, [vals[i] for i in ix], clusters,
+                                              average=avg, seed=seed, **labels)
+                        sec.metrics.append(m)
+                if stratum == "all" and not failed:  # hit@k curves for the plot (micro)
+                    curves.setdefault(f"{source}:{sname}", {})[system] = [
+                        M.micro([per[("hit", k)][i] for i in ix]) for k in range(1, kmax + 1)]
+    sec.curves = {"hit_at_k": curves, "k": list(range(1, kmax + 1))}
+    return sec
+
+
+# --- abstention ----------------------------------------------------------------------------------
+
+
+def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], seed: int = 0) -> Section:
+    sec = Section("abstention")
+    ix = [i for i, p in enumerate(probes) if p.source == "chat" and p.scoreable]
+    if not ix:
+        sec.not_computed = ("no scoreable chat probes: questions are all asked after the whole history, so "
+                            "there is no 'is the past needed?' label to rank")
+        return sec
+    sub = [probes[i] for i in ix]
+    rocs: dict = {}
+    for gate, outs in outcomes.items():
+        got = [outs[i] for i in ix]
+        failed = [o for o in got if o is None or o.retrieve is None]
+        if failed:
+            first = next((o.error for o in failed if o is not None and o.error), "no decision")
+            sec.notes.append(f"{gate}: no decision on {len(failed)} of {len(got)} probes ({first[:160]})")
+        for label in ("memory_bearing", "memory_bearing_strict"):
+            for stratum in ("all", "proportional"):
+                keep = [j for j, p in enumerate(sub) if (stratum == "all" or p.stratum == stratum)
+                        and got[j] is not None and got[j].retrieve is not None]
+                lab = dict(system=gate, stratum=stratum, subset=f"chat:scoreable, y={label}")
+                if not keep:
+                    sec.metrics.append(Metric(name="auroc", value=None, n=0, reason="the gate made no decision",
+                                              **lab))
+                    continue
+                y = [getattr(sub[j], label) for j in keep]
+                scores = [got[j].score for j in keep]
+                fired = [got[j].retrieve for j in keep]
+                clusters = [sub[j].participant for j in keep]
+                sec.metrics.append(M.auroc_metric(scores, y, clusters, seed=seed, **lab))
+                c = M.confusion(fired, y)
+                tp, fp, fn = c["caught"], c["false_alarms"], c["missed"]
+                sec.metrics += [
+                    Metric(name="caught_positives", value=float(tp), n=tp + fn, **lab),
+                    Metric(name="false_alarms", value=float(fp), n=len(y) - tp - fn, **lab),
+                    _share("precision", tp, tp + fp, "the gate never fired", **lab),
+                    _share("recall", tp, tp + fn, "no memory-bearing probes", **lab),
+                ]
+                if stratum == "all" and label == "memory_bearing":
+                    rocs[gate] = M.roc_curve(scores, y)
+        controls = [j for j, p in enumerate(sub) if p.stratum == "control" and got[j] is not None
+                    and got[j].retrieve is not None]
+        fired = [got[j].retrieve for j in controls]
+        sec.metrics.append(_share("fired_on_controls", int(sum(fired)), len(fired),
+                                  "no control probes (session cold opens)", system=gate, stratum="control",
+                                  subset="chat:scoreable"))
+    sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) is judged "
+                     "on replies: not computed without --judge MODEL. `fired_on_controls` is the gate-level "
+                     "share: how often the gate reached into the past on a cold open.")
+    sec.curves = {"roc": rocs}
+    return sec
+
+
+def _share(name: str, k: int, n: int, why: str, **labels) -> Metric:
+    if n == 0:
+        return Metric(name=name, value=None, n=0, reason=why, **labels)
+    return Metric(name=name, value=k / n, n=n, interval=M.wilson(k, n), method="Wilson 95%", **labels)
+
+
+# --- demand --------------------------------------------------------------------------------------
+
+
+def demand(probes: list[Probe], seed: int = 0) -> Section:
+    sec = Section("demand")
+    chat = [p for p in probes if p.source == "chat"]
+    for label in ("memory_bearing", "memory_bearing_strict"):
+        m = M.demand_rate([getattr(p, label) for p in chat], [p.stratum for p in chat],
+                          [p.scoreable for p in chat], [p.participant for p in chat], seed=seed,
+                          subset=f"chat:scoreable, y={label}")
+        if m.value is None and not chat:
+            m.reason = "no chat probes: this corpus has questions only, which carry no demand rate"
+        sec.metrics.append(m)
+    counts = {st: sum(p.stratum == st for p in chat) for st in ("proportional", "enriched", "control")}
+    sec.notes.append(f"probes by stratum: {counts}; only the proportional stratum enters π (the enriched one "
+                     "was collected because memory was needed and has no denominator)")
+    return sec
+
+
+# --- budget --------------------------------------------------------------------------------------
+
+
+def budget(probes: list[Probe]) -> Section:
+    """Coverage: the share of memory-bearing probes whose whole gold set fits in the most recent N."""
+    sec = Section("budget")
+    curves: dict = {}
+    for source in ("chat", "qa"):
+        for stratum in ("all", "proportional"):
+            sub = [p for p in probes if p.source == source and p.scoreable and p.memory_bearing
+                   and (stratum == "all" or p.stratum == stratum)]
+            if not sub:
+                continue
+            for unit, budgets, attr in (("messages", MESSAGE_BUDGETS, "needed_messages"),
+                                        ("tokens", TOKEN_BUDGETS, "needed_tokens")):
+                needed = [getattr(p, attr) for p in sub]
+                cov = M.coverage_curve(needed, budgets)
+                curves.setdefault(unit, {})[f"{source}:{stratum}"] = (list(budgets), cov)
+                for b, v in zip(budgets, cov):
+                    k = int(sum(np.asarray(needed) <= b))
+                    sec.metrics.append(Metric(name=f"coverage_{unit}", value=v, n=len(sub), k=b,
+                                              interval=M.wilson(k, len(sub)), method="Wilson 95%",
+                                              stratum=stratum, subset=f"{source}:memory_bearing"))
+    if not curves:
+        sec.not_computed = "no memory-bearing probes: there is no gold to fit in a budget"
+    sec.curves = curves
+    return sec

@@ -1,0 +1,146 @@
+"""LoCoMo and LongMemEval readers on small self-made files, quirks included; the reader registry."""
+
+import json
+
+import pytest
+
+from eval.locomo import read_locomo
+from eval.longmemeval import read_longmemeval
+from eval.readers import CorpusError
+from eval.replay import probes_of
+from memory import registry
+
+
+def locomo_sample(**over):
+    conv = {
+        "speaker_a": "Caroline", "speaker_b": "Melanie",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! I went to a support group yesterday."},
+            {"speaker": "Melanie", "dia_id": "D1:2", "text": "That's great, how was it?"},
+            {"speaker": "Caroline", "dia_id": "D1:3", "text": "", "blip_caption": "a photo of a rainbow flag"},
+        ],
+        "session_2_date_time": "10:37 am on 27 June, 2023",  # a date key without its session
+        "session_3_date_time": "8:18 pm on 3 July, 2023",
+        "session_3": [
+            {"speaker": "Melanie", "dia_id": "D3:1", "text": "I painted a sunrise last week."},
+            {"speaker": "Caroline", "dia_id": "D3:2", "text": "Lovely! I'm researching adoption agencies."},
+        ],
+    }
+    qa = [
+        {"question": "When did Caroline go to the support group?", "answer": "7 May 2023", "evidence": ["D1:1"], "category": 2},
+        {"question": "What did both do?", "answer": 2023, "evidence": ["D1:1; D3:2"], "category": 1},  # merged ids
+        {"question": "What did Melanie paint?", "answer": "A sunrise", "evidence": ["D3:1", "", "D9:17"], "category": 4},
+        {"question": "What did Melanie research?", "adversarial_answer": "adoption agencies", "evidence": ["D3:2"], "category": 5},
+    ]
+    d = {"sample_id": "conv-26", "conversation": conv, "qa": qa}
+    d.update(over)
+    return d
+
+
+def write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_text(json.dumps(data))
+    return p
+
+
+def test_locomo_maps_sessions_to_days_and_repairs_evidence(tmp_path):
+    rel = read_locomo(write(tmp_path, "locomo10.json", [locomo_sample()]))
+    p = rel.participants["conv-26"]
+    assert [r.dayid for r in p.conversation] == ["day1-1", "day1-2", "day1-3", "day3-1", "day3-2"]
+    assert [r.sender for r in p.conversation] == ["user", "companion", "user", "companion", "user"]
+    assert p.conversation[0].text == "Caroline: Hey Mel! I went to a support group yesterday."
+    assert "rainbow flag" in p.conversation[2].text  # an image turn keeps its caption
+    q = {x.question: x for x in p.qa}
+    assert q["What did both do?"].evidence_dayids == ["day1-1", "day3-2"]  # split
+    assert q["What did both do?"].answer == "2023"
+    assert q["What did Melanie paint?"].evidence_dayids == ["day3-1"]  # empty and dangling dropped
+    adv = q["What did Melanie research?"]
+    assert adv.answer == "Not mentioned in the conversation" and adv.adversarial_answer == "adoption agencies"
+    w = "\n".join(rel.warnings)
+    assert "session_2_date_time has no session_2" in w
+    assert "split into 2 ids" in w and "empty evidence id" in w and "D9:17 points at no turn" in w
+    assert len(rel.warnings) == 4
+    # questions are asked after the whole conversation; session-3 evidence is inside the recent window
+    probes = {x.item: x for x in probes_of(rel)}
+    assert probes["conv-26-q0001"].as_of == 6 and probes["conv-26-q0001"].distant
+    assert not probes["conv-26-q0003"].memory_bearing  # day3-1 is among the last 3 messages
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda d: d.pop("sample_id"), "locomo10.json [0]: field 'sample_id' missing"),
+    (lambda d: d["conversation"]["session_1"][1].pop("speaker"), "session_1[1]: field 'speaker' missing"),
+    (lambda d: d["conversation"]["session_1"][1].update(speaker="Bob"), "'Bob' is neither"),
+    (lambda d: d["conversation"].update(session_1_date_time="someday"), "session_1_date_time: unreadable date"),
+    (lambda d: d["qa"][0].pop("category"), "qa[0]: field 'category' missing"),
+    (lambda d: d["qa"][0].pop("answer"), "qa[0]: field 'answer' missing"),
+])
+def test_locomo_errors_name_file_and_field(tmp_path, mutate, needle):
+    d = locomo_sample()
+    mutate(d)
+    with pytest.raises(CorpusError, match=None) as e:
+        read_locomo(write(tmp_path, "locomo10.json", [d]))
+    assert needle in str(e.value)
+
+
+def test_locomo_not_a_list_or_not_json(tmp_path):
+    with pytest.raises(CorpusError, match="expected a list"):
+        read_locomo(write(tmp_path, "locomo10.json", {"a": 1}))
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{")
+    with pytest.raises(CorpusError, match="bad.json: invalid JSON"):
+        read_locomo(bad)
+
+
+def lme_item(qid="q1", **over):
+    d = {
+        "question_id": qid, "question_type": "single-session-user", "question": "What degree did I graduate with?",
+        "answer": "Business Administration", "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": ["s_late", "s_early"],
+        "haystack_dates": ["2023/05/25 (Thu) 10:00", "2023/05/20 (Sat) 02:21"],  # not in time order
+        "haystack_sessions": [
+            [{"role": "user", "content": "I graduated with a degree in Business Administration.", "has_answer": True},
+             {"role": "assistant", "content": "Congratulations!"}],
+            [{"role": "user", "content": "Any tips for a trip to Rome?"},
+             {"role": "assistant", "content": ""},  # an empty turn
+             {"role": "user", "content": "Thanks!"}],
+        ],
+        "answer_session_ids": ["s_late"],
+    }
+    d.update(over)
+    return d
+
+
+def test_longmemeval_orders_sessions_by_date_and_marks_evidence(tmp_path):
+    items = [lme_item(), lme_item("q2_abs", haystack_sessions=[
+        [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        [{"role": "user", "content": "bye"}]])]
+    rel = read_longmemeval(write(tmp_path, "longmemeval_s.json", items))
+    p = rel.participants["q1"]
+    # s_early (May 20) is day 1, s_late (May 25) day 2; the empty turn is dropped (its j is not reused)
+    assert [(r.dayid, r.sender) for r in p.conversation] == [
+        ("day1-1", "user"), ("day1-3", "user"), ("day2-1", "user"), ("day2-2", "companion")]
+    assert p.conversation[2].session_id == "s_late"
+    assert p.qa[0].evidence_dayids == ["day2-1"] and p.qa[0].category == "single-session-user"
+    abs_ = rel.participants["q2_abs"].qa[0]
+    assert abs_.abstention and abs_.evidence_dayids == []
+    assert any("empty turn dropped" in w for w in rel.warnings)
+    assert not any("q2_abs" in w and "has_answer" in w for w in rel.warnings)  # expected for _abs items
+    assert list(read_longmemeval(write(tmp_path, "l.json", items), limit=1).participants) == ["q1"]
+
+
+def test_longmemeval_errors_name_item_and_field(tmp_path):
+    with pytest.raises(CorpusError, match=r"x.json \[0\]: field 'question' missing"):
+        read_longmemeval(write(tmp_path, "x.json", [{k: v for k, v in lme_item().items() if k != "question"}]))
+    with pytest.raises(CorpusError, match="differ in length"):
+        read_longmemeval(write(tmp_path, "y.json", [lme_item(haystack_dates=["2023/05/20 (Sat) 02:21"])]))
+    with pytest.raises(CorpusError, match=r"field .haystack_sessions\[0\]\[0\]\.role.: Input should be .user. or .assistant., got .system."):
+        bad = lme_item()
+        bad["haystack_sessions"][0][0]["role"] = "system"
+        read_longmemeval(write(tmp_path, "z.json", [bad]))
+
+
+def test_readers_are_registered_plugins(tmp_path):
+    assert {"benchmark", "locomo", "longmemeval"} <= set(registry.names("reader"))
+    rel = registry.get("reader", "locomo")(write(tmp_path, "locomo10.json", [locomo_sample()]))
+    assert list(rel.participants) == ["conv-26"]
