@@ -103,7 +103,6 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 with gr.Row():
                     accept_btn = gr.Button("I accept", variant="primary", elem_id="consent-accept")
                     decline_btn = gr.Button("I decline", elem_id="consent-decline")
-                consent_msg = gr.Markdown()
             with gr.Column(visible=False) as chat_box:
                 who = gr.Markdown(elem_id="who")
                 context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")

@@ -16,16 +16,15 @@ does not exist is dropped. Anything else malformed is a `CorpusError` naming the
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from eval.formats import ConversationRow, QAItem
-from eval.readers import CorpusError, Participant, Release, _describe, manifest_for
+from eval.readers import CorpusError, Participant, Release, load_json_list, manifest_for, validate
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ADVERSARIAL_ANSWER = "Not mentioned in the conversation"  # what the official scorer expects for category 5
@@ -59,15 +58,6 @@ class Sample(_Model):
     sample_id: str
     conversation: dict[str, Any]
     qa: list[Any] = []
-
-
-def _validate(where: str, model, obj):
-    if not isinstance(obj, dict):
-        raise CorpusError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    try:
-        return model.model_validate(obj)
-    except ValidationError as e:
-        raise CorpusError(f"{where}: {_describe(e)}") from None
 
 
 def _date(where: str, value) -> datetime:
@@ -135,7 +125,7 @@ def _conversation(sample: Sample, where: str, warnings: list[str]):
             start = last + TURN_GAP
         for j, raw in enumerate(turns, 1):
             tw = f"{where}.conversation.{key}[{j - 1}]"
-            t = _validate(tw, Turn, raw)
+            t = validate(tw, Turn, raw)
             if t.speaker not in (a, b):
                 raise CorpusError(f"{tw}: field 'speaker': {t.speaker!r} is neither speaker_a ({a!r}) nor speaker_b ({b!r})")
             text = t.text.strip()
@@ -166,19 +156,12 @@ def _conversation(sample: Sample, where: str, warnings: list[str]):
 def read_locomo(path: str | Path, recent_window: int = RECENT_WINDOW) -> Release:
     path = Path(path)
     name = path.name
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except OSError as e:
-        raise CorpusError(f"{name}: cannot read ({e.strerror})") from e
-    except json.JSONDecodeError as e:
-        raise CorpusError(f"{name}: invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    if not isinstance(data, list):
-        raise CorpusError(f"{name}: expected a list of conversations, got {type(data).__name__}")
+    data = load_json_list(path, "conversations")
     warnings: list[str] = []
     participants: dict[str, Participant] = {}
     for i, raw in enumerate(data):
         where = f"{name} [{i}]"
-        sample = _validate(where, Sample, raw)
+        sample = validate(where, Sample, raw)
         pid = _participant_id(sample.sample_id)
         if pid in participants:
             raise CorpusError(f"{where}: field 'sample_id': duplicate {sample.sample_id!r}")
@@ -186,7 +169,7 @@ def read_locomo(path: str | Path, recent_window: int = RECENT_WINDOW) -> Release
         qa = []
         for q_i, rq in enumerate(sample.qa):
             qw = f"{where}.qa[{q_i}]"
-            q = _validate(qw, Question, rq)
+            q = validate(qw, Question, rq)
             gold: list[str] = []
             for e_i, entry in enumerate(q.evidence):
                 for d in parse_evidence(entry, known, f"{qw}.evidence[{e_i}]", warnings):

@@ -11,7 +11,6 @@ malformed is a `CorpusError` naming the file, item and field.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eval.formats import ConversationRow, QAItem
-from eval.readers import CorpusError, Participant, Release, _describe, manifest_for
+from eval.readers import CorpusError, Participant, Release, _describe, load_json_list, manifest_for
 
 RECENT_WINDOW = 3
 TURN_GAP = timedelta(seconds=30)
@@ -101,14 +100,7 @@ def read_longmemeval(path: str | Path, recent_window: int = RECENT_WINDOW, limit
     """Read a LongMemEval file; `limit` keeps the first N questions (each brings its whole haystack)."""
     path = Path(path)
     name = path.name
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except OSError as e:
-        raise CorpusError(f"{name}: cannot read ({e.strerror})") from e
-    except json.JSONDecodeError as e:
-        raise CorpusError(f"{name}: invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    if not isinstance(data, list):
-        raise CorpusError(f"{name}: expected a list of questions, got {type(data).__name__}")
+    data = load_json_list(path, "questions")
     warnings: list[str] = []
     participants: dict[str, Participant] = {}
     for i, raw in enumerate(data[:limit] if limit else data):

@@ -116,7 +116,23 @@ def _parse(where: str, s: str):
         raise CorpusError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
 
 
-def _validate(where: str, model: type[M], obj) -> M:
+def load_json_list(path: str | Path, what: str) -> list:
+    """A whole-file JSON list (LoCoMo, LongMemEval), with errors that name the file."""
+    name = Path(path).name
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as e:
+        raise CorpusError(f"{name}: cannot read ({e.strerror})") from e
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{name}: not valid UTF-8 (byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise CorpusError(f"{name}: invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    if not isinstance(data, list):
+        raise CorpusError(f"{name}: expected a list of {what}, got {type(data).__name__}")
+    return data
+
+
+def validate(where: str, model: type[M], obj) -> M:
     if not isinstance(obj, dict):
         raise CorpusError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     try:
@@ -126,7 +142,7 @@ def _validate(where: str, model: type[M], obj) -> M:
 
 
 def _read_json(root: Path, rel: str, model: type[M]) -> M:
-    return _validate(rel, model, _parse(rel, _text(root, rel)))
+    return validate(rel, model, _parse(rel, _text(root, rel)))
 
 
 def _read_jsonl(root: Path, rel: str, model: type[M]) -> list[tuple[int, M]]:
@@ -135,7 +151,7 @@ def _read_jsonl(root: Path, rel: str, model: type[M]) -> list[tuple[int, M]]:
     for n, line in enumerate(_text(root, rel).split("\n"), 1):
         if line.strip():
             where = f"{rel} line {n}"
-            out.append((n, _validate(where, model, _parse(where, line))))
+            out.append((n, validate(where, model, _parse(where, line))))
     return out
 
 

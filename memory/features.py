@@ -6,7 +6,6 @@ All are computed as of the turn: nothing at or after ctx.as_of is read.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -26,6 +25,15 @@ NAMES = [
 ]
 
 
+def _positions(ordinals: np.ndarray, recent: set[int]) -> np.ndarray:
+    """Where the recent ordinals sit in `ordinals` (ascending, as every index returns them)."""
+    want = np.fromiter(recent, dtype=np.int64, count=len(recent))
+    pos = np.searchsorted(ordinals, want)
+    inside = pos < len(ordinals)
+    pos = pos[inside]
+    return pos[ordinals[pos] == want[inside]]
+
+
 def _outside_max(scores: np.ndarray, ordinals: np.ndarray, recent: set[int]) -> float:
     if len(scores) == 0:
         return 0.0
@@ -40,9 +48,10 @@ def bm25_outside(ctx: TurnContext) -> tuple[float, int | None]:
     scores, ordinals, best = ctx.bm25(ctx.text)
     if best <= 0 or len(scores) == 0:
         return 0.0, None
-    s = scores.copy()
+    s = scores
     if ctx.recent:
-        s[np.isin(ordinals, np.fromiter(ctx.recent_ordinals, dtype=np.int64))] = 0.0
+        s = scores.copy()
+        s[_positions(ordinals, ctx.recent_ordinals)] = 0.0
     i = int(np.argmax(s))
     return float(s[i] / best), (int(ordinals[i]) if s[i] > 0 else None)
 
@@ -51,9 +60,10 @@ def dense_outside(ctx: TurnContext) -> tuple[float, int | None]:
     sims, ordinals = ctx.dense(ctx.text)
     if len(sims) == 0:
         return 0.0, None
-    s = sims.copy()
+    s = sims
     if ctx.recent:
-        s[np.isin(ordinals, np.fromiter(ctx.recent_ordinals, dtype=np.int64))] = -np.inf
+        s = sims.copy()
+        s[_positions(ordinals, ctx.recent_ordinals)] = -np.inf
     i = int(np.argmax(s))
     return (float(s[i]), int(ordinals[i])) if np.isfinite(s[i]) else (0.0, None)
 

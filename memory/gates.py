@@ -122,7 +122,7 @@ class Model(Gate):
         if not m:
             return Decision(retrieve=False, score=0.0, threshold=self.threshold,
                             reason=f"the model's answer had no score ({answer[:80]!r}): abstained")
-        return self._decision(int(m.group(1)) / 100, f"the model judged the need for the past")
+        return self._decision(int(m.group(1)) / 100, "the model judged the need for the past")
 
 
 class Learned(Gate):
