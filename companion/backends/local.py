@@ -38,6 +38,7 @@ import importlib.util  # noqa: E402
 import queue  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -62,6 +63,7 @@ __all__ = [
 PROVIDER = "local"
 DEFAULT_MODEL = "local/smollm2-135m"
 
+# Read when the model is first loaded; set them before that to change them.
 N_CTX = 2048
 N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
@@ -74,6 +76,7 @@ _PER_MESSAGE_TOKENS = 6  # "<|im_start|>role\n" ... "<|im_end|>\n"
 _DEFAULT_SYSTEM_TOKENS = 30  # template injects its own system prompt if none given
 _INITIAL_CHARS_PER_TOKEN = 3.5  # refined from real usage as requests are served
 _MAX_FIT_ATTEMPTS = 4
+_REFILL_FRACTION = 0.75  # after dropping history, refill the window only this far
 
 # name after "local/" -> (python package, glob for the GGUF, pip name)
 _MODELS: dict[str, tuple[str, str, str]] = {
@@ -189,15 +192,26 @@ def _chars(messages: list[dict[str, str]]) -> int:
     return sum(len(m["content"]) for m in messages)
 
 
-def _fit_messages(messages: list[dict[str, str]], budget: int, cpt: float) -> list[dict[str, str]]:
+def _fit_messages(
+    messages: list[dict[str, str]],
+    budget: int,
+    cpt: float,
+    anchor: tuple[str, str] | None = None,
+) -> tuple[list[dict[str, str]], tuple[str, str] | None]:
     """Keep the system message(s) and the newest messages within ``budget`` tokens.
 
     Token counts are estimated as ``len(text) / cpt``.  The oldest non-system
     messages are dropped first; if even the newest message alone is too long,
     its beginning is cut off (its end is kept).
+
+    Returns ``(messages_to_send, anchor)``.  When history has to be dropped the
+    window is refilled only to ``_REFILL_FRACTION`` of the budget and its first
+    message is returned as ``anchor``; passing it back on the next turn keeps
+    the window start fixed while it still fits, so llama.cpp can reuse the
+    cached prompt prefix instead of re-processing the whole window each turn.
     """
     if _chars(messages) / cpt + _overhead(messages) <= budget:
-        return messages
+        return messages, None
 
     def cost(m: dict[str, str]) -> float:
         return len(m["content"]) / cpt + _PER_MESSAGE_TOKENS
@@ -205,6 +219,9 @@ def _fit_messages(messages: list[dict[str, str]], budget: int, cpt: float) -> li
     indexed = list(enumerate(messages))
     systems = [(i, m) for i, m in indexed if m["role"] == "system"]
     others = [(i, m) for i, m in indexed if m["role"] != "system"]
+
+    def merge(keep: list[tuple[int, dict[str, str]]]) -> list[dict[str, str]]:
+        return [m for _, m in sorted(systems + keep, key=lambda im: im[0])]
 
     avail = budget - _PER_MESSAGE_TOKENS - (0 if systems else _DEFAULT_SYSTEM_TOKENS)
     sys_cost = sum(cost(m) for _, m in systems)
@@ -214,18 +231,36 @@ def _fit_messages(messages: list[dict[str, str]], budget: int, cpt: float) -> li
         sys_cost = sum(cost(m) for _, m in systems)
     avail -= sys_cost
 
+    if anchor is not None:  # keep last turn's window start if it still fits
+        for pos in range(len(others) - 1, -1, -1):
+            if (others[pos][1]["role"], others[pos][1]["content"]) == anchor:
+                window = others[pos:]
+                if sum(cost(m) for _, m in window) <= avail:
+                    return merge(window), anchor
+                break
+
+    target = avail * _REFILL_FRACTION
     kept: list[tuple[int, dict[str, str]]] = []
+    truncated = False
     for i, m in reversed(others):
         c = cost(m)
-        if c <= avail:
+        if c <= target:
             kept.append((i, m))
-            avail -= c
+            target -= c
             continue
-        if not kept:  # the newest message alone is too long: keep its end
-            n = max(0, int((avail - _PER_MESSAGE_TOKENS) * cpt))
-            kept.append((i, {**m, "content": m["content"][-n:] if n else ""}))
+        if not kept:
+            if c <= avail:
+                kept.append((i, m))
+            else:  # the newest message alone is too long: keep its end
+                n = max(0, int((avail - _PER_MESSAGE_TOKENS) * cpt))
+                kept.append((i, {**m, "content": m["content"][-n:] if n else ""}))
+                truncated = True
         break
-    return [m for _, m in sorted(systems + kept, key=lambda im: im[0])]
+    kept.reverse()
+    new_anchor = None
+    if kept and not truncated:
+        new_anchor = (kept[0][1]["role"], kept[0][1]["content"])
+    return merge(kept), new_anchor
 
 
 # --------------------------------------------------------------------------
@@ -243,7 +278,14 @@ class _Result:
 
 
 class _Engine:
-    def __init__(self, key: str, path: Path, n_ctx: int = N_CTX, n_threads: int = N_THREADS):
+    def __init__(self, key: str, path: Path, n_ctx: int, n_threads: int):
+        if "xllamacpp" not in sys.modules:
+            # llama.cpp's CPU threads meet at an OpenMP barrier after every op.
+            # With the default (spinning) wait policy, one busy core elsewhere on
+            # a 2-core machine drops decoding from ~70 to ~2-5 tokens/s; letting
+            # waiting threads sleep keeps it usable (~20-30 tokens/s).  libgomp
+            # reads this once, when the extension is first imported.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import xllamacpp as xlc
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -258,6 +300,7 @@ class _Engine:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._chars_per_token = _INITIAL_CHARS_PER_TOKEN
+        self._anchor: tuple[str, str] | None = None  # see _fit_messages
 
         # xllamacpp always starts llama.cpp's HTTP front end; keep it off the
         # network: a Unix socket in a private directory, behind a random key.
@@ -301,12 +344,14 @@ class _Engine:
 
     def close(self) -> None:
         self._closing.set()
-        got = self._lock.acquire(timeout=30)
+        # Generation notices _closing at the next token; don't free the model
+        # under a request that is still running.
+        if not self._lock.acquire(timeout=30):
+            return
         try:
-            self._server = None  # the C++ destructor stops the loop thread
+            self._server = None  # the C++ destructor stops llama.cpp's threads
         finally:
-            if got:
-                self._lock.release()
+            self._lock.release()
             shutil.rmtree(self._sock_dir, ignore_errors=True)
 
     def generate(
@@ -329,7 +374,7 @@ class _Engine:
                 raise LocalModelError("the local model has been shut down")
             cpt = self._chars_per_token
             for attempt in range(_MAX_FIT_ATTEMPTS):
-                fitted = _fit_messages(msgs, budget, cpt)
+                fitted, anchor = _fit_messages(msgs, budget, cpt, self._anchor)
                 request = {
                     **(extra or {}),
                     "messages": fitted,
@@ -343,6 +388,7 @@ class _Engine:
                     raise exc
                 if error is None:
                     self._calibrate(fitted, res.prompt_tokens)
+                    self._anchor = anchor
                     return res
                 if error.get("type") == "exceed_context_size_error" and res.n_deltas == 0:
                     # The estimate was too optimistic; derive chars/token from the
@@ -414,7 +460,7 @@ def _get_engine(model: str | None) -> _Engine:
     with _engines_lock:
         engine = _engines.get(key)
         if engine is None:
-            engine = _Engine(key, _model_file(key))
+            engine = _Engine(key, _model_file(key), n_ctx=N_CTX, n_threads=N_THREADS)
             _engines[key] = engine
         return engine
 
