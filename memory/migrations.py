@@ -169,6 +169,119 @@ def m005_export_records(conn):
     conn.execute("CREATE INDEX export_surrogates_by_release ON export_surrogates(release, participant)")
 
 
+@migration
+def m006_derived_memory(conn):
+    """Derived memory (issue 4): profile claims, preference cells, file-memory lines and versions.
+
+    Every item carries its sources as JSON [[dayid, ordinal], ...] and a validity window in
+    ordinals: it is current at `as_of` when valid_from < as_of and (valid_to IS NULL or
+    as_of <= valid_to). A superseding item starts at the ordinal where the old one stops, so
+    exactly one value of a slot is current at any bound. Every table has a `participant`
+    column, so consent.erasure removes them all. `memory_tombstones` hold only hashes.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_claims (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: versions and tombstones name ids
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            slot TEXT,                       -- what a contradiction is about (residence, age ...)
+            text TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            category TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            context TEXT NOT NULL,
+            sources TEXT NOT NULL,           -- JSON [[dayid, ordinal], ...]
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            from_dayid TEXT NOT NULL,
+            to_dayid TEXT,
+            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
+            verdict TEXT NOT NULL,
+            superseded_by INTEGER,
+            origin TEXT NOT NULL,            -- extractor name or 'manual'
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_claims_by_participant ON memory_claims(participant, slot, status);
+        CREATE TABLE memory_cells (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: versions and tombstones name ids
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            context TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            setting TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            sources TEXT NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            from_dayid TEXT NOT NULL,
+            to_dayid TEXT,
+            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
+            verdict TEXT NOT NULL,
+            superseded_by INTEGER,
+            origin TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_cells_by_key ON memory_cells(participant, context, attribute, status);
+        CREATE TABLE memory_file_lines (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: versions and tombstones name ids
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            scope TEXT NOT NULL,
+            text TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            since_dayid TEXT,
+            sources TEXT NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            status TEXT NOT NULL CHECK (status IN ('current', 'replaced', 'removed')),
+            origin TEXT NOT NULL,            -- 'claim:<id>', 'cell:<id>' or 'manual'
+            pos INTEGER NOT NULL DEFAULT 0,  -- place in the document: a replacement takes its predecessor's
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_file_lines_by_participant ON memory_file_lines(participant, status);
+        CREATE TABLE memory_file_versions (
+            id INTEGER PRIMARY KEY,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            op TEXT NOT NULL,
+            at_ordinal INTEGER NOT NULL,
+            lines TEXT NOT NULL,             -- JSON snapshot of the current lines after `op`
+            UNIQUE (participant, version)
+        );
+        CREATE TABLE memory_events (
+            id INTEGER PRIMARY KEY,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            kind TEXT NOT NULL,              -- claim | cell | line | proposal
+            item_id INTEGER,
+            event TEXT NOT NULL,
+            norm_hash TEXT,
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX memory_events_by_item ON memory_events(participant, kind, item_id);
+        CREATE TABLE memory_tombstones (
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            dayid TEXT NOT NULL,
+            norm_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (participant, dayid, norm_hash)
+        );
+        CREATE TABLE memory_injected (
+            id INTEGER PRIMARY KEY,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,        -- the turn whose prompt carried the text
+            text TEXT NOT NULL
+        );
+        CREATE INDEX memory_injected_by_participant ON memory_injected(participant, ordinal);
+        CREATE TABLE memory_state (
+            participant TEXT PRIMARY KEY REFERENCES participants(participant) ON DELETE CASCADE,
+            processed_ordinal INTEGER NOT NULL DEFAULT 0,  -- high-water mark of consolidation
+            updated_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
 def _script(conn, sql: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statements one by one.
     for statement in sql.split(";"):

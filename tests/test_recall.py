@@ -48,6 +48,8 @@ def test_no_retriever_returns_a_message_at_or_after_as_of(store, ana, convo):
     ctx = ctx_at(store, ana, "quarterly report running canal Porto cat", as_of,
                  gold=[convo[0].dayid, convo[8].dayid], broken_gold=[convo[9].dayid, convo[2].dayid])
     for name in registry.names("retriever"):
+        if getattr(registry.get("retriever", name), "derived", False):
+            continue  # derived stores are empty until consolidation; tested in test_derived_memory
         hits = registry.create("retriever", name).search(ctx, ctx.text, 10)
         assert all(h.ordinal < as_of for h in hits), name
         assert not {h.dayid for h in hits} & later, name

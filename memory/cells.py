@@ -1,0 +1,156 @@
+"""Interaction-preference cells: (participant, context, attribute) -> setting.
+
+A new setting for a cell supersedes the current one (kept, closed at the new one's ordinal);
+the same setting again only adds its source. Contexts are independent: a correction made in
+`work` leaves `personal` alone unless it is written for both. Attributes and settings are
+those of memory.ix_attributes (data the IX inventory can adopt). Timing: memory.derived.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from memory import derived, ix_attributes
+from memory.store import Store, StoreError
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: int
+    context: str
+    attribute: str
+    setting: str
+    evidence: str
+    source_dayids: list[str]
+    valid_from: int
+    valid_to: int | None
+    from_dayid: str
+    to_dayid: str | None
+    status: str
+    verdict: str
+    superseded_by: int | None
+    origin: str
+
+    def public(self) -> dict:
+        return asdict(self)
+
+    @property
+    def text(self) -> str:
+        return ix_attributes.describe(self.attribute, self.setting)
+
+
+def _row(r, as_of: int | None = None) -> Cell:
+    src = derived.sources_as_of(r["sources"], as_of)
+    now_then = as_of is not None and (r["valid_to"] is None or as_of <= r["valid_to"])
+    return Cell(r["id"], r["context"], r["attribute"], r["setting"], r["evidence"], [s[0] for s in src],
+                r["valid_from"], None if now_then else r["valid_to"], r["from_dayid"],
+                None if now_then else r["to_dayid"], "current" if now_then else r["status"], r["verdict"],
+                None if now_then else r["superseded_by"], r["origin"])
+
+
+def key_text(context: str, attribute: str, setting: str) -> str:
+    """What tombstones and the event log key a cell by."""
+    return f"{context}:{attribute}={setting}"
+
+
+def set_(store: Store, participant: str, *, context: str, attribute: str, setting: str,
+         sources: list[tuple[str, int]], evidence: str = "", verdict: str = "supported",
+         origin: str = "manual") -> tuple[Cell, str]:
+    """Merge one setting into one context's cell. Returns (cell, added | duplicate | superseded)."""
+    ix_attributes.check(attribute, setting)
+    if not sources:
+        raise StoreError("a preference cell needs at least one source (dayid, ordinal)")
+    sources = sorted({(d, int(o)) for d, o in sources}, key=lambda s: s[1])
+    at = sources[-1][1] if origin != "manual" else max(sources[-1][1], derived.effective_ordinal(store, participant))
+    kt = key_text(context, attribute, setting)
+    with store.transaction() as conn:
+        old = conn.execute(
+            "SELECT * FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND status='current'",
+            (participant, context, attribute)).fetchone()
+        if old is not None and old["setting"] == setting:
+            merged = json.loads(old["sources"])
+            known = {d for d, _ in merged}
+            merged += [[d, o] for d, o in sources if d not in known]
+            merged.sort(key=lambda s: s[1])
+            conn.execute("UPDATE memory_cells SET sources=? WHERE id=?", (json.dumps(merged), old["id"]))
+            derived.log(conn, participant, "cell", old["id"], "restated", {"sources": [d for d, _ in sources]}, kt)
+            return _row(conn.execute("SELECT * FROM memory_cells WHERE id=?", (old["id"],)).fetchone()), "duplicate"
+        if old is not None:
+            at = max(at, old["valid_from"])
+        cur = conn.execute(
+            "INSERT INTO memory_cells (participant, context, attribute, setting, evidence, sources, valid_from, "
+            "valid_to, from_dayid, to_dayid, status, verdict, superseded_by, origin, created_at) "
+            "VALUES (?,?,?,?,?,?,?,NULL,?,NULL,'current',?,NULL,?,?)",
+            (participant, context, attribute, setting, evidence, json.dumps([list(s) for s in sources]), at,
+             sources[-1][0], verdict, origin, derived.now()))
+        new_id = cur.lastrowid
+        derived.log(conn, participant, "cell", new_id, "added",
+                    {"context": context, "attribute": attribute, "setting": setting,
+                     "sources": [d for d, _ in sources], "origin": origin}, kt)
+        action = "added"
+        if old is not None:
+            conn.execute(
+                "UPDATE memory_cells SET status='superseded', valid_to=?, to_dayid=?, superseded_by=? WHERE id=?",
+                (at, sources[-1][0], new_id, old["id"]))
+            derived.log(conn, participant, "cell", old["id"], "superseded", {"by": new_id, "at_ordinal": at},
+                        key_text(context, attribute, old["setting"]))
+            action = "superseded"
+        r = conn.execute("SELECT * FROM memory_cells WHERE id=?", (new_id,)).fetchone()
+    return _row(r), action
+
+
+def current(store: Store, participant: str, context: str | None = None, as_of: int | None = None) -> list[Cell]:
+    """Cells holding at the bound (None: now), for one context or all."""
+    sql = "SELECT * FROM memory_cells WHERE participant=?"
+    args: list = [participant]
+    if context is not None:
+        sql += " AND context=?"
+        args.append(context)
+    if as_of is None:
+        sql += " AND status='current'"
+    else:
+        sql += f" AND {derived.current_sql()}"
+        args += [as_of, as_of]
+    rows = store.conn.execute(sql + " ORDER BY context, attribute", args).fetchall()
+    return [_row(r, as_of) for r in rows]
+
+
+def settings_for(store: Store, participant: str, context: str, as_of: int | None = None) -> dict[str, str]:
+    """{attribute: setting} for one context: what the IX wrapper would start a session with."""
+    return {c.attribute: c.setting for c in current(store, participant, context, as_of)}
+
+
+def all_(store: Store, participant: str) -> list[Cell]:
+    rows = store.conn.execute("SELECT * FROM memory_cells WHERE participant=? ORDER BY context, attribute, valid_from, id",
+                              (participant,)).fetchall()
+    return [_row(r) for r in rows]
+
+
+def get(store: Store, participant: str, cell_id: int) -> Cell:
+    r = store.conn.execute("SELECT * FROM memory_cells WHERE participant=? AND id=?", (participant, cell_id)).fetchone()
+    if r is None:
+        raise StoreError(f"no preference cell {cell_id} for participant {participant!r}")
+    return _row(r)
+
+
+def history(store: Store, participant: str, context: str, attribute: str) -> list[Cell]:
+    return [c for c in all_(store, participant) if c.context == context and c.attribute == attribute]
+
+
+def delete(store: Store, participant: str, cell_id: int) -> None:
+    """Gone everywhere, tombstoned by (source dayid, attribute=setting)."""
+    from memory import filememory
+
+    with store.transaction() as conn:
+        r = conn.execute("SELECT * FROM memory_cells WHERE participant=? AND id=?", (participant, cell_id)).fetchone()
+        if r is None:
+            raise StoreError(f"no preference cell {cell_id} for participant {participant!r}")
+        kt = key_text(r["context"], r["attribute"], r["setting"])
+        derived.tombstone(conn, participant, [s[0] for s in json.loads(r["sources"])], kt)
+        filememory.purge_origin(conn, participant, f"cell:{cell_id}")
+        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='cell' AND item_id=?",
+                     (participant, cell_id))
+        conn.execute("UPDATE memory_cells SET superseded_by=NULL WHERE participant=? AND superseded_by=?",
+                     (participant, cell_id))
+        conn.execute("DELETE FROM memory_cells WHERE id=?", (cell_id,))

@@ -1,0 +1,126 @@
+"""Shared pieces of derived memory (claims, preference cells, file memory).
+
+Time: an item derived from the message at ordinal `o` exists from `o` on, i.e. it is visible
+to reads with as_of > o (the message itself is visible from then on too). An item superseded
+by one derived from ordinal `s` stops at `s`: visible while as_of <= s. So at every bound
+exactly one value of a slot is current. An edit made by hand (no message) takes effect at the
+ordinal of the newest stored message (`effective_ordinal`), visible to the next turn.
+
+Sources are stored as JSON [[dayid, ordinal], ...]; as-of reads drop sources at or after the
+bound, so a later repetition of a claim does not leak into an earlier view.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime, timezone
+
+from memory.store import Store, StoreError
+
+_SPACE = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w\s']+")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def norm(text: str) -> str:
+    """Lowercase, curly quotes straightened, punctuation dropped, spaces collapsed."""
+    t = (text or "").replace("\u2019", "'").replace("\u2018", "'").lower()
+    return _SPACE.sub(" ", _PUNCT.sub(" ", t)).strip()
+
+
+def norm_hash(text: str) -> str:
+    return hashlib.sha256(norm(text).encode("utf-8")).hexdigest()
+
+
+def current_sql(alias: str = "") -> str:
+    """SQL condition: the item holds at the bound given as the two `?` parameters (as_of, as_of)."""
+    a = f"{alias}." if alias else ""
+    return f"{a}valid_from < ? AND ({a}valid_to IS NULL OR ? <= {a}valid_to)"
+
+
+def sources_as_of(sources_json: str, as_of: int | None) -> list[list]:
+    src = json.loads(sources_json)
+    if as_of is None:
+        return src
+    return [s for s in src if s[1] < as_of]
+
+
+def effective_ordinal(store: Store, participant: str) -> int:
+    r = store.conn.execute(
+        "SELECT next_ordinal FROM participants WHERE participant=?", (participant,)
+    ).fetchone()
+    if r is None:
+        raise StoreError(f"unknown participant {participant!r}")
+    return r["next_ordinal"] - 1
+
+
+def log(conn, participant: str, kind: str, item_id: int | None, event: str,
+        detail: dict | None = None, text: str | None = None) -> None:
+    conn.execute(
+        "INSERT INTO memory_events (participant, at, kind, item_id, event, norm_hash, detail) "
+        "VALUES (?,?,?,?,?,?,?)",
+        (participant, now(), kind, item_id, event, norm_hash(text) if text else None,
+         json.dumps(detail or {}, ensure_ascii=False)),
+    )
+
+
+def events(store: Store, participant: str, kind: str, item_id: int) -> list[dict]:
+    rows = store.conn.execute(
+        "SELECT at, event, detail FROM memory_events WHERE participant=? AND kind=? AND item_id=? ORDER BY id",
+        (participant, kind, item_id),
+    ).fetchall()
+    return [{"at": r["at"], "event": r["event"], **json.loads(r["detail"])} for r in rows]
+
+
+def forget_text(conn, participant: str, text: str) -> None:
+    """Remove every log line about this text (deletion means gone everywhere)."""
+    conn.execute("DELETE FROM memory_events WHERE participant=? AND norm_hash=?", (participant, norm_hash(text)))
+
+
+def tombstone(conn, participant: str, dayids: list[str], text: str) -> None:
+    """A deleted item is not derived again from the same messages (hash only: no text kept)."""
+    h = norm_hash(text)
+    for d in dayids:
+        conn.execute("INSERT OR IGNORE INTO memory_tombstones VALUES (?,?,?,?)", (participant, d, h, now()))
+
+
+def tombstoned(conn, participant: str, dayid: str, text: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM memory_tombstones WHERE participant=? AND dayid=? AND norm_hash=?",
+        (participant, dayid, norm_hash(text)),
+    ).fetchone() is not None
+
+
+def processed_ordinal(store: Store, participant: str) -> int:
+    r = store.conn.execute(
+        "SELECT processed_ordinal FROM memory_state WHERE participant=?", (participant,)
+    ).fetchone()
+    return r["processed_ordinal"] if r else 0
+
+
+def set_processed(conn, participant: str, ordinal: int) -> None:
+    conn.execute(
+        "INSERT INTO memory_state VALUES (?,?,?) ON CONFLICT(participant) DO UPDATE SET "
+        "processed_ordinal=excluded.processed_ordinal, updated_at=excluded.updated_at",
+        (participant, ordinal, now()),
+    )
+
+
+def note_injected(store: Store, participant: str, ordinal: int, texts: list[str]) -> None:
+    """Record memory text put into the prompt of the turn at `ordinal` (the re-capture guard)."""
+    with store.transaction() as conn:
+        for t in texts:
+            if t and t.strip() and conn.execute(  # the first injection is what the guard needs
+                    "SELECT 1 FROM memory_injected WHERE participant=? AND text=?", (participant, t)).fetchone() is None:
+                conn.execute("INSERT INTO memory_injected (participant, ordinal, text) VALUES (?,?,?)",
+                             (participant, ordinal, t))
+
+
+def injected_before(store: Store, participant: str, ordinal: int) -> list[str]:
+    return [r[0] for r in store.conn.execute(
+        "SELECT DISTINCT text FROM memory_injected WHERE participant=? AND ordinal<=?", (participant, ordinal))]

@@ -1,0 +1,514 @@
+"""Extraction: propose, verify against the cited messages, merge.
+
+    propose   an Extractor turns participant messages into Proposals (claims and preferences),
+              each citing source dayids and quoting its evidence
+    verify    each proposal is checked against the messages it cites: they must exist, be the
+              participant's own (never the companion's: memory text the companion says is not
+              captured back) and contain the evidence -> supported; only the content words ->
+              repairable (kept, confidence downgraded); otherwise unsupported (dropped). Every
+              verdict is logged (memory_events, kind 'proposal').
+    merge     claims.add / cells.set_ deduplicate and supersede; tombstoned (dayid, text) pairs
+              are skipped (a deleted item is not re-derived from the same messages); each new
+              claim or cell gets its file-memory line (added, or replacing its predecessor's).
+
+Two extractors share the interface `propose(messages) -> list[Proposal]`: `RuleExtractor`
+(explicit first-person statements; no model) and `ModelExtractor` (a prompt kept as versioned
+data, sent through an injected `complete(messages) -> str`: memory does not import the gateway).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from memory import cells, claims, derived, filememory, ix_attributes
+from memory.messages import CONTEXTS, Message, _row as _message_row
+from memory.store import Store, StoreError
+
+
+@dataclass
+class Proposal:
+    kind: str  # claim | preference
+    text: str  # claim text, or the preference description
+    source_dayids: list[str]
+    evidence: str  # the span of the source message that states it
+    category: str = "other"
+    slot: str | None = None
+    confidence: float = 0.9
+    attribute: str | None = None
+    setting: str | None = None
+    contexts: list[str] = field(default_factory=list)  # preference: the contexts it is stated for
+    extractor: str = "rule"
+
+    def public(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------- rule-based extractor
+
+_OCCUPATIONS = (
+    "nurse|teacher|doctor|engineer|software engineer|developer|programmer|designer|lawyer|student|writer|"
+    "chef|cook|accountant|manager|researcher|scientist|artist|musician|farmer|driver|pharmacist|dentist|"
+    "architect|carpenter|electrician|plumber|mechanic|journalist|photographer|consultant|analyst|translator|"
+    "librarian|firefighter|police officer|paramedic|therapist|psychologist|professor|lecturer|waiter|"
+    "waitress|barista|cashier|pilot|soldier|vet|veterinarian|midwife|social worker|retiree|freelancer"
+)
+_RELATIONS = (
+    "sister|brother|mom|mum|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|son|daughter|"
+    "best friend|friend|boss|manager|colleague|roommate|flatmate|grandma|grandmother|grandpa|grandfather|"
+    "aunt|uncle|cousin|niece|nephew|cat|dog"
+)
+_PLACE = r"([A-Z][\w'-]+(?:[ -](?:de |do |da |of |upon )?[A-Z][\w'-]+)*)"
+_END = r"(?=\s*(?:[.,;!?)]|$|\b(?:and|but|so|now|with|because|too|also|as well|these days|again|since|then|for now)\b))"
+_I = r"(?<![\w'])[Ii]"
+
+FACTS: list[tuple[str, Callable]] = []
+
+
+def _fact(pattern: str):
+    def deco(fn):
+        FACTS.append((re.compile(pattern), fn))
+        return fn
+    return deco
+
+
+@_fact(_I + r"(?:'m| am) (\d{1,3})(?: years? old)?" + _END)
+def _age(m):
+    return "age", f"Is {m.group(1)} years old", "biographical"
+
+
+@_fact(_I + r" (?:just )?turned (\d{1,3})" + _END)
+def _turned(m):
+    return "age", f"Is {m.group(1)} years old", "biographical"
+
+
+@_fact(_I + r"(?: live|'m living| am living| currently live) in " + _PLACE)
+def _lives(m):
+    return "residence", f"Lives in {m.group(1)}", "residence"
+
+
+@_fact(r"(?<![\w'])(?:[Ii]|[Ww]e)(?:'ve| have)? (?:just |recently |finally )?moved to " + _PLACE)
+def _moved(m):
+    return "residence", f"Lives in {m.group(1)}", "residence"
+
+
+@_fact(_I + r"(?:'m| am) (?:originally )?from " + _PLACE)
+def _from(m):
+    return "origin", f"Is from {m.group(1)}", "biographical"
+
+
+@_fact(_I + r" work (as an? [a-z][\w -]*?|at [\w' -]+?|for [\w' -]+?|(?:nights|days|night shifts|early shifts|"
+       r"late shifts|weekends|from home|part[- ]time|full[- ]time|remotely)(?: [\w' -]+?)?)" + _END)
+def _work(m):
+    rest = m.group(1).strip()
+    slot = "occupation" if rest.startswith("as ") else "employer" if rest.startswith(("at ", "for ")) else "work"
+    return slot, f"Works {rest}", "work"
+
+
+@_fact(_I + r"(?:'m| am) an? (" + _OCCUPATIONS + r")" + _END)
+def _occupation(m):
+    return "occupation", f"Works as a{'n' if m.group(1)[0] in 'aeiou' else ''} {m.group(1)}", "work"
+
+
+@_fact(_I + r"(?:'m| am) (?:a )?(vegetarian|vegan|pescatarian)" + _END)
+def _diet(m):
+    return "diet", f"Is {m.group(1)}", "health"
+
+
+@_fact(_I + r"(?:'m| am) allergic to ([\w -]+?)" + _END)
+def _allergy(m):
+    return None, f"Is allergic to {m.group(1)}", "health"
+
+
+@_fact(r"(?<![\w'])[Mm]y name is ([A-Z][\w'-]+)")
+def _name(m):
+    return "name", f"Is called {m.group(1)}", "biographical"
+
+
+@_fact(r"(?<![\w'])[Mm]y birthday is (?:on )?([\w ]+?)" + _END)
+def _birthday(m):
+    return "birthday", f"Has their birthday on {m.group(1)}", "biographical"
+
+
+@_fact(_I + r" have (a|an|one|two|three|four|five|six|\d+) (cats?|dogs?|kids|children|sons?|daughters?|sisters?|"
+       r"brothers?|kittens?|pupp(?:y|ies)|rabbits?|parrots?|hamsters?|grandchildren)"
+       r"(?: (?:called|named) ([A-Z][\w'-]+(?: and [A-Z][\w'-]+)?))?" + _END)
+def _has(m):
+    count, noun, name = m.group(1), m.group(2), m.group(3)
+    text = f"Has {count} {noun}" + (f" called {name}" if name else "")
+    category = "family" if noun.startswith(("kid", "child", "son", "daughter", "sister", "brother", "grand")) else "pets"
+    slot = None if name else f"has:{noun.rstrip('s')}"
+    return slot, text, category
+
+
+@_fact(r"(?<![\w'])[Mm]y (" + _RELATIONS + r"),? ([A-Z][\w'-]+,? )?"
+       r"(lives in " + _PLACE + r"|(?:just |recently )?moved to " + _PLACE + r"|works (?:as|at|for|in) [\w' -]+?|"
+       r"is (?:called|named) [A-Z][\w'-]+|is (\d{1,3})(?: years old)?|is an? (?:" + _OCCUPATIONS + r"))" + _END)
+def _relation(m):
+    rel, name, pred = m.group(1).lower(), (m.group(2) or "").strip(" ,"), m.group(3)
+    if pred.startswith(("lives", "moved", "just moved", "recently moved")):
+        place = m.group(4) or m.group(5)
+        pred, kind = f"lives in {place}", "residence"
+    elif pred.startswith("works"):
+        kind = "work"
+    elif pred.startswith(("is called", "is named")):
+        kind = "name"
+    elif m.group(6):
+        pred, kind = f"is {m.group(6)} years old", "age"
+    else:
+        kind = "occupation"
+    who = f"{rel.capitalize()} {name}".strip()
+    return f"{rel}:{name.lower()}:{kind}", f"{who} {pred}", "relationships"
+
+
+_SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]*")
+_QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
+_HYPOTHETICAL = re.compile(r"\b(if|imagine|pretend|suppose|what if|would|wish|hypothetically)\b", re.I)
+
+
+class RuleExtractor:
+    """Explicit first-person statements of fact and of preference; no model."""
+
+    name = "rule"
+    version = "1"
+
+    def propose(self, msgs: list[Message]) -> list[Proposal]:
+        out: list[Proposal] = []
+        for m in msgs:
+            if m.sender != "user":
+                continue  # never from companion messages: they may quote memory
+            text = _QUOTED.sub(" ", m.text)  # quoted text is someone else's words
+            for s in _SENTENCE.finditer(text):
+                sentence = s.group(0).strip()
+                if not sentence or sentence.endswith("?"):
+                    continue
+                out += self._facts(m, sentence)
+                out += self._preferences(m, sentence)
+        return out
+
+    def _facts(self, m: Message, sentence: str) -> list[Proposal]:
+        found, taken = [], []
+        for pattern, fn in FACTS:
+            for hit in pattern.finditer(sentence):
+                if any(a < hit.end() and hit.start() < b for a, b in taken):
+                    continue  # one statement, one claim
+                if _HYPOTHETICAL.search(sentence[: hit.start()]):
+                    continue  # "if I moved to Lisbon ..." states nothing
+                slot, claim, category = fn(hit)
+                taken.append((hit.start(), hit.end()))
+                found.append(Proposal("claim", claim, [m.dayid], hit.group(0), category=category, slot=slot,
+                                      confidence=0.9, extractor=self.name))
+        return found
+
+    def _preferences(self, m: Message, sentence: str) -> list[Proposal]:
+        n = derived.norm(sentence)
+        if re.search(ix_attributes.BOTH, n):
+            contexts = list(CONTEXTS)
+        elif re.search(ix_attributes.WORK, n):
+            contexts = ["work"]
+        elif re.search(ix_attributes.PERSONAL, n):
+            contexts = ["personal"]
+        else:
+            contexts = [m.context]
+        out, done = [], set()
+        for pattern, attribute, setting in ix_attributes.PHRASES:
+            if attribute in done:
+                continue
+            hit = re.search(pattern, n)
+            if hit:
+                done.add(attribute)
+                out.append(Proposal("preference", ix_attributes.describe(attribute, setting), [m.dayid],
+                                    hit.group(0), category="preference", confidence=0.8, attribute=attribute,
+                                    setting=setting, contexts=contexts, extractor=self.name))
+        return out
+
+
+# ---------------------------------------------------------------- model-based extractor
+
+PROMPTS = {
+    "extract-v1": (
+        "You extract what a person explicitly stated about themselves from their messages.\n"
+        "Return one JSON object per line, nothing else. Facts: "
+        '{"kind": "claim", "text": "<third-person statement, e.g. Works nights at the hospital>", '
+        '"category": "<work|residence|family|relationships|health|pets|biographical|other>", '
+        '"slot": "<what a later statement would contradict, e.g. residence, or null>", '
+        '"source_dayids": ["<dayid>"], "evidence": "<the exact words quoted from that message>"}. '
+        "Preferences about how the assistant should behave: "
+        '{"kind": "preference", "attribute": "<ATTRS>", "setting": "<one of its settings>", '
+        '"source_dayids": ["<dayid>"], "evidence": "<exact words>"}.\n'
+        "Attributes and settings: <SETTINGS>. Only what the person said outright; no guesses."
+    ),
+}
+PROMPT_VERSION = "extract-v1"
+
+
+class ModelExtractor:
+    """A model proposes; the same verification decides. `complete(messages) -> str` is injected."""
+
+    name = "model"
+
+    def __init__(self, complete: Callable[[list[dict]], str], prompt: str = PROMPT_VERSION, batch: int = 20):
+        self.complete, self.prompt, self.batch = complete, prompt, batch
+        self.version = prompt
+
+    def _system(self) -> str:
+        return (PROMPTS[self.prompt].replace("<ATTRS>", "|".join(ix_attributes.ATTRIBUTES))
+                .replace("<SETTINGS>", json.dumps({a: v["settings"] for a, v in ix_attributes.ATTRIBUTES.items()})))
+
+    def propose(self, msgs: list[Message]) -> list[Proposal]:
+        users = [m for m in msgs if m.sender == "user"]
+        by_dayid = {m.dayid: m for m in users}
+        out: list[Proposal] = []
+        for i in range(0, len(users), self.batch):
+            chunk = users[i : i + self.batch]
+            body = "\n".join(f"[{m.dayid}] {m.text}" for m in chunk)
+            raw = self.complete([{"role": "system", "content": self._system()}, {"role": "user", "content": body}])
+            for line in (raw or "").splitlines():
+                line = line.strip().strip(",")
+                if not line.startswith("{"):
+                    continue
+                try:
+                    d = json.loads(line)
+                    src = [s for s in d.get("source_dayids") or [] if isinstance(s, str)]
+                    ctx = [by_dayid[src[0]].context] if src and src[0] in by_dayid else []
+                    if d.get("kind") == "preference":
+                        ix_attributes.check(d["attribute"], d["setting"])
+                        out.append(Proposal("preference", ix_attributes.describe(d["attribute"], d["setting"]), src,
+                                            str(d.get("evidence", "")), category="preference", confidence=0.7,
+                                            attribute=d["attribute"], setting=d["setting"], contexts=ctx,
+                                            extractor=self.name))
+                    elif d.get("kind") == "claim" and d.get("text"):
+                        out.append(Proposal("claim", str(d["text"]), src, str(d.get("evidence", "")),
+                                            category=str(d.get("category") or "other"), slot=d.get("slot") or None,
+                                            confidence=0.7, extractor=self.name))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a malformed line is skipped, not guessed at
+        return out
+
+
+# ---------------------------------------------------------------- verify
+
+_STOP = set("i me my mine we our you your a an the is am are was were be been to of in on at for and or but so "
+            "with as by it its that this has have had do does did not no just".split())
+_STATE_VERBS = {"works", "lives", "has", "is", "called", "wants", "prefers", "years", "old", "their"}
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in derived.norm(text).split() if w not in _STOP and w not in _STATE_VERBS}
+
+
+def _only_hypothetical(ev: str, found: list[Message]) -> bool:
+    """True when every sentence quoting the evidence asks or supposes rather than states."""
+    for m in found:
+        for sent in _SENTENCE.finditer(_QUOTED.sub(" ", m.text)):
+            ns = derived.norm(sent.group(0))
+            i = ns.find(ev)
+            if i < 0:
+                continue
+            if not sent.group(0).strip().endswith("?") and not _HYPOTHETICAL.search(ns[:i]):
+                return False
+    return True
+
+
+@dataclass
+class Verdict:
+    verdict: str  # supported | repairable | unsupported | refused
+    reason: str
+    sources: list[tuple[str, int]]
+    context: str | None
+
+
+def verify(store: Store, participant: str, p: Proposal) -> Verdict:
+    """Check a proposal against the messages it cites."""
+    if not p.source_dayids:
+        return Verdict("unsupported", "cites no message", [], None)
+    marks = ",".join("?" * len(p.source_dayids))
+    found = [_message_row(r) for r in store.conn.execute(
+        f"SELECT * FROM messages WHERE participant=? AND dayid IN ({marks}) ORDER BY ordinal",
+        (participant, *p.source_dayids))]
+    if len(found) < len(set(p.source_dayids)):
+        missing = sorted(set(p.source_dayids) - {m.dayid for m in found})
+        if not found:
+            return Verdict("unsupported", f"cited messages do not exist: {missing}", [], None)
+    if any(m.sender != "user" for m in found):
+        return Verdict("refused", "cites a companion message: memory text is not captured back", [], None)
+    sources = [(m.dayid, m.ordinal) for m in found]
+    ev = derived.norm(p.evidence)
+    if ev and any(ev in derived.norm(m.text) for m in found):
+        if _only_hypothetical(ev, found):
+            return Verdict("unsupported", "the cited words are asked, supposed, quoted from someone else or span sentences", sources,
+                           found[-1].context)
+        if p.kind == "claim" and not content_words(p.text) <= content_words(" ".join(m.text for m in found)):
+            return Verdict("repairable", "evidence quoted, but the claim says more than it", sources, found[-1].context)
+        return Verdict("supported", "evidence found in the cited message", sources, found[-1].context)
+    words = content_words(p.text if p.kind == "claim" else p.evidence)
+    said = content_words(" ".join(m.text for m in found))
+    if words and words <= said:
+        return Verdict("repairable", "evidence not verbatim; every content word is in the cited message",
+                       sources, found[-1].context)
+    return Verdict("unsupported", "the cited messages do not state it", sources, found[-1].context)
+
+
+# ---------------------------------------------------------------- merge / consolidate
+
+@dataclass
+class Report:
+    participant: str
+    extractor: str
+    messages: int = 0
+    proposals: int = 0
+    verdicts: dict = field(default_factory=dict)
+    tombstoned: int = 0
+    claims: dict = field(default_factory=dict)  # added / duplicate / superseded
+    cells: dict = field(default_factory=dict)
+    lines_added: int = 0
+    lines_refused: dict = field(default_factory=dict)  # budget / recapture / duplicate
+    processed_ordinal: int = 0
+
+    def public(self) -> dict:
+        return asdict(self)
+
+
+def _count(d: dict, key: str) -> None:
+    d[key] = d.get(key, 0) + 1
+
+
+def _line(store, participant, report, *, origin, old_origin, scope, text, sources, at, budget_chars):
+    """Give a new item its file-memory line: replace its predecessor's line, or add one."""
+    try:
+        old = filememory.line_for_origin(store, participant, old_origin) if old_origin else None
+        if old is not None:
+            filememory.replace(store, participant, old.id, text, sources=sources, origin=origin, at=at,
+                               budget_chars=budget_chars)
+        else:
+            filememory.add(store, participant, scope, text, sources=sources, origin=origin, at=at,
+                           budget_chars=budget_chars)
+        report.lines_added += 1
+    except filememory.MemoryFull:
+        _count(report.lines_refused, "budget")
+    except filememory.Recapture:
+        _count(report.lines_refused, "recapture")
+    except StoreError:
+        _count(report.lines_refused, "duplicate")
+
+
+def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Report,
+          budget_chars: int = filememory.DEFAULT_BUDGET_CHARS) -> None:
+    if p.kind == "claim":
+        key_texts = {None: p.text}
+    else:
+        key_texts = {c: cells.key_text(c, p.attribute, p.setting) for c in (p.contexts or [v.context])}
+    for ctx, key_text in key_texts.items():
+        slot_key = f"slot:{p.slot}" if p.kind == "claim" and p.slot else None
+        sources = [(d, o) for d, o in v.sources if not derived.tombstoned(store.conn, participant, d, key_text)
+                   and not (slot_key and derived.tombstoned(store.conn, participant, d, slot_key))]
+        if not sources:
+            report.tombstoned += 1
+            continue
+        at = sources[-1][1]
+        confidence = p.confidence if v.verdict == "supported" else round(p.confidence * 0.6, 3)
+        if p.kind == "claim":
+            prev = store.conn.execute(
+                "SELECT id FROM memory_claims WHERE participant=? AND slot=? AND status='current'",
+                (participant, p.slot)).fetchone() if p.slot else None
+            claim, action = claims.add(store, participant, text=p.text, category=p.category, sources=sources,
+                                       context=v.context or "personal", slot=p.slot, confidence=confidence,
+                                       verdict=v.verdict, origin=p.extractor)
+            _count(report.claims, action)
+            if action != "duplicate":
+                _line(store, participant, report, origin=f"claim:{claim.id}",
+                      old_origin=f"claim:{prev['id']}" if prev and action == "superseded" else None,
+                      scope=claim.context, text=claim.text, sources=sources, at=at, budget_chars=budget_chars)
+        else:
+            prev = store.conn.execute(
+                "SELECT id FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND status='current'",
+                (participant, ctx, p.attribute)).fetchone()
+            cell, action = cells.set_(store, participant, context=ctx, attribute=p.attribute, setting=p.setting,
+                                      sources=sources, evidence=p.evidence, verdict=v.verdict, origin=p.extractor)
+            _count(report.cells, action)
+            if action != "duplicate":
+                _line(store, participant, report, origin=f"cell:{cell.id}",
+                      old_origin=f"cell:{prev['id']}" if prev and action == "superseded" else None,
+                      scope=ctx, text=cell.text, sources=sources, at=at, budget_chars=budget_chars)
+
+
+def consolidate(store: Store, participant: str, extractor=None, upto: int | None = None,
+                budget_chars: int = filememory.DEFAULT_BUDGET_CHARS, batch: int = 200) -> Report:
+    """Run extraction over the messages not yet processed (ordinal above the high-water mark,
+    below `upto`), verify, merge, and advance the mark. Safe to run again: merging is idempotent."""
+    extractor = extractor or RuleExtractor()
+    report = Report(participant, f"{extractor.name}:{extractor.version}")
+    start = derived.processed_ordinal(store, participant)
+    end = upto if upto is not None else derived.effective_ordinal(store, participant) + 1
+    report.processed_ordinal = start
+    while True:
+        rows = store.conn.execute(
+            "SELECT * FROM messages WHERE participant=? AND ordinal>? AND ordinal<? ORDER BY ordinal LIMIT ?",
+            (participant, report.processed_ordinal, end, batch)).fetchall()
+        if not rows:
+            break
+        msgs = [_message_row(r) for r in rows]
+        report.messages += len(msgs)
+        proposals = extractor.propose(msgs)
+        report.proposals += len(proposals)
+        order = {m.dayid: m.ordinal for m in msgs}
+        proposals.sort(key=lambda p: max((order.get(d, 0) for d in p.source_dayids), default=0))
+        for p in proposals:
+            v = verify(store, participant, p)
+            _count(report.verdicts, v.verdict)
+            with store.transaction() as conn:
+                derived.log(conn, participant, "proposal", None, v.verdict,
+                            {"text": p.text, "kind": p.kind, "sources": p.source_dayids, "reason": v.reason,
+                             "extractor": p.extractor}, p.text)
+            if v.verdict in ("supported", "repairable"):
+                merge(store, participant, p, v, report, budget_chars)
+        report.processed_ordinal = msgs[-1].ordinal
+        with store.transaction() as conn:
+            derived.set_processed(conn, participant, report.processed_ordinal)
+    return report
+
+
+def rebuild(store: Store, participant: str, extractor=None,
+            budget_chars: int = filememory.DEFAULT_BUDGET_CHARS) -> Report:
+    """Derive claims and cells again from the full history. Kept: tombstones (deleted items stay
+    deleted), hand-written file lines, file-memory versions. Derived lines are regenerated."""
+    with store.transaction() as conn:
+        if conn.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone() is None:
+            raise StoreError(f"unknown participant {participant!r}")
+        corrections = [dict(r) for r in conn.execute(
+            "SELECT * FROM memory_claims WHERE participant=? AND origin='manual' AND status='current' ORDER BY id",
+            (participant,))]
+        conn.execute("DELETE FROM memory_file_lines WHERE participant=? AND (origin LIKE 'claim:%' OR origin LIKE 'cell:%')",
+                     (participant,))
+        conn.execute("DELETE FROM memory_claims WHERE participant=?", (participant,))
+        conn.execute("DELETE FROM memory_cells WHERE participant=?", (participant,))
+        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind IN ('claim', 'cell', 'proposal')",
+                     (participant,))
+        derived.set_processed(conn, participant, 0)
+    report = consolidate(store, participant, extractor, budget_chars=budget_chars)
+    # The participant's own corrections are not derivable: apply them again on top (they take
+    # effect now, at the newest message, not at the time they were first made).
+    for r in corrections:
+        prev = store.conn.execute("SELECT id FROM memory_claims WHERE participant=? AND slot=? AND status='current'",
+                                  (participant, r["slot"])).fetchone() if r["slot"] else None
+        c, action = claims.add(store, participant, text=r["text"], category=r["category"],
+                               sources=[tuple(x) for x in json.loads(r["sources"])], context=r["context"],
+                               slot=r["slot"], confidence=r["confidence"], verdict=r["verdict"], origin="manual")
+        if action != "duplicate":
+            _line(store, participant, report, origin=f"claim:{c.id}", old_origin=f"claim:{prev['id']}" if prev else None,
+                  scope=c.context, text=c.text, sources=[], at=c.valid_from, budget_chars=budget_chars)
+    return report
+
+
+# ---------------------------------------------------------------- export
+
+def profile_rows(store: Store, participant: str) -> list[dict]:
+    """profile.jsonl rows (FORMATS.md), superseded claims included with their valid_to."""
+    out = []
+    for c in claims.all_(store, participant):
+        out.append({"id": f"c{c.id:04d}", "text": c.text, "category": c.category, "confidence": c.confidence,
+                    "valid_from": c.from_dayid, "valid_to": c.to_dayid, "source_dayids": c.source_dayids,
+                    "verdict": c.verdict})
+    return out
