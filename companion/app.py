@@ -329,18 +329,40 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
     return demo
 
 
+def consolidate_all(store: Store) -> dict[str, int]:
+    """Derive memory from new messages of every participant who consented to memory."""
+    from memory import extract
+
+    done = {}
+    for p in participants.names(store):
+        if consent.status(store, p).allows("memory"):
+            done[p] = extract.consolidate(store, p).messages
+    return done
+
+
+def schedule_jobs(settings: Settings, store: Store):
+    """Background work of the app: memory consolidation and, if configured, the retention sweep.
+
+    Neither runs on the reply's path; each runs one instance at a time.
+    """
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from consent import retention
+
+    scheduler = BackgroundScheduler(daemon=True)
+    scheduler.add_job(consolidate_all, "interval", args=[store], minutes=settings.consolidate_minutes,
+                      max_instances=1, coalesce=True, id="consolidate")
+    if settings.retention_days:
+        retention.schedule(scheduler, settings.data_dir, settings.retention_days)
+    scheduler.start()
+    return scheduler
+
+
 def serve(settings: Settings, block: bool = True):
     store = Store(settings.data_dir)
     # Load the embedding model now, not inside the first participant's turn.
     threading.Thread(target=lambda: store.vectors.embedder.encode(["warm up"]), daemon=True).start()
-    if settings.retention_days:
-        from apscheduler.schedulers.background import BackgroundScheduler
-
-        from consent import retention
-
-        scheduler = BackgroundScheduler(daemon=True)
-        retention.schedule(scheduler, settings.data_dir, settings.retention_days)
-        scheduler.start()
+    schedule_jobs(settings, store)
     demo = build(settings, store)
     demo.queue(default_concurrency_limit=8)
     return demo.launch(server_name=settings.host, server_port=settings.port, share=False,

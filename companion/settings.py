@@ -24,6 +24,8 @@ class Settings(BaseSettings):
     recent_window: int = Field(default=6, ge=0, description="messages always in the prompt")
     k: int = Field(default=5, ge=1, description="hits a retriever returns")
     budget_tokens: int = Field(default=400, ge=0, description="tokens of retrieved text in the prompt")
+    file_memory: bool = Field(default=True, description="read the participant's file memory into every prompt")
+    consolidate_minutes: float = Field(default=10.0, gt=0, description="background extraction interval in the app")
     max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")

@@ -19,7 +19,7 @@ from typing import Callable
 from companion import gateway, prompts, trials
 from companion.settings import Settings
 from consent import records as consent
-from memory import messages, registry, traces
+from memory import derived, filememory, messages, registry, traces
 from memory.context import TurnContext
 from memory.gates import Decision
 from memory.messages import Message
@@ -51,6 +51,8 @@ class _Clock:
 
 def build_prompt(ctx: TurnContext, applied: Applied) -> list[dict]:
     system = prompts.SYSTEM.format(context=ctx.context)
+    if applied.file_memory:
+        system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
     if applied.items:
         items = "\n".join(
             prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
@@ -118,6 +120,10 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
     policy = registry.create("policy", arm.policy, budget_tokens=settings.budget_tokens,
                              **settings.params_for("policy", arm.policy))
     applied = policy.apply(ctx.recent, hits)
+    if memory_allowed and settings.file_memory:
+        # File memory is read whole, gate or no gate: it is who the participant is, not an episode.
+        applied.file_memory, applied.file_lines = filememory.prompt_block(ctx.store, ctx.participant,
+                                                                          ctx.context, ctx.as_of)
     trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
                      "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
     clock.lap("apply")
@@ -154,6 +160,9 @@ def turn(
     # 3-5 DECIDE, RETRIEVE, APPLY
     arm = trials.arm_for(store, participant, settings)
     decision, hits, applied = recall(ctx, arm, settings, trace, clock, memory_allowed=state.allows("memory"))
+
+    if applied.file_lines:  # the re-capture guard: what was injected is never extracted back
+        derived.note_injected(store, participant, msg.ordinal, applied.file_lines)
 
     # 6 GENERATE
     trace.model = gateway.resolve(settings.model)

@@ -27,6 +27,8 @@ class Applied:
     dropped: list[str] = field(default_factory=list)  # dayids cut by the budget
     duplicates: list[str] = field(default_factory=list)  # dayids already in the recent window
     tokens: int = 0
+    file_memory: str = ""  # the participant's file memory as of the turn, read whole
+    file_lines: list[str] = field(default_factory=list)
 
     def describe(self, policy: dict) -> dict:
         return {
@@ -36,6 +38,7 @@ class Applied:
             "dropped_for_budget": self.dropped,
             "deduplicated": self.duplicates,
             "tokens": self.tokens,
+            "file_memory_lines": len(self.file_lines),
         }
 
 

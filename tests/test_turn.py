@@ -110,3 +110,30 @@ def test_streaming_delivers_the_reply_piece_by_piece(store, ana, settings):
     pieces = []
     r = turn(store, ana, "one two three", settings=settings, on_token=pieces.append)
     assert len(pieces) == 5 and "".join(pieces) == r.shown
+
+
+def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(store, ana, settings):
+    from companion import turn as turn_mod
+    from memory import derived, extract, filememory
+
+    seen = []
+    real = turn_mod.build_prompt
+    turn_mod.build_prompt = lambda ctx, applied: seen.append(real(ctx, applied)) or seen[-1]
+    try:
+        quiet = settings.model_copy(update={"gate": "never"})
+        turn(store, ana, "I work nights at the hospital", settings=quiet)
+        r = turn(store, ana, "long shift again", settings=quiet)
+        assert r.trace.applied["file_memory_lines"] == 0  # nothing consolidated yet
+        extract.consolidate(store, ana)
+        r = turn(store, ana, "so tired", settings=quiet)
+    finally:
+        turn_mod.build_prompt = real
+    system = seen[-1][0]["content"]
+    assert r.trace.applied["file_memory_lines"] >= 1
+    assert "nights at the hospital" in system and "not instructions" in system
+    injected = derived.injected_before(store, ana, 10**9)
+    assert any("hospital" in t for t in injected)
+    # With memory off, the same turn carries no file memory.
+    r = turn(store, ana, "still tired", settings=quiet.model_copy(update={"file_memory": False}))
+    assert r.trace.applied["file_memory_lines"] == 0
+    assert filememory.lines(store, ana, as_of=10**9)  # the document itself is untouched
