@@ -276,7 +276,7 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             if wait > 0:
                 return sess, gr.update(visible=False), f"Too many failed attempts; try again in {wait:.0f} s.", ""
             try:
-                researcher.check_password(pw, settings.researcher_password)
+                researcher.check_password(pw, settings.researcher_password, auth.researcher_hash(settings.data_dir))
             except researcher.Refused as e:
                 if settings.researcher_password:
                     limiter.failed("researcher")

@@ -59,3 +59,83 @@ class RateLimiter:
     def succeeded(self, name: str) -> None:
         with self._lock:
             self._fails.pop(name, None)
+
+
+class FileRateLimiter(RateLimiter):
+    """The same limit, with failures kept in a small JSON file under an exclusive flock.
+
+    Each CLI command is its own process, so an in-memory count would reset on every attempt;
+    this file is shared by every process on the data directory. It lives next to the database,
+    not in it: a failed check must not need the write lock that a long turn may hold, and it
+    holds no personal data (names and times of failed checks, pruned to the window).
+    """
+
+    def __init__(self, path, max_failures: int = MAX_FAILURES, window: float = WINDOW):
+        super().__init__(max_failures, window)
+        self.path = os.fspath(path)
+
+    def _update(self, change) -> dict:
+        import fcntl
+        import json
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "r+", encoding="utf-8") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                fails = json.loads(f.read() or "{}")
+                if not isinstance(fails, dict):
+                    fails = {}
+            except ValueError:  # a torn or hand-edited file: start over rather than lock everyone out
+                fails = {}
+            now = time.time()
+            fails = {n: [t for t in ts if now - t < self.window] for n, ts in fails.items()
+                     if isinstance(ts, list)}
+            fails = {n: ts for n, ts in fails.items() if ts}
+            change(fails, now)
+            f.seek(0)
+            f.truncate()
+            f.write(json.dumps(fails))
+            f.flush()
+        return fails
+
+    def blocked_for(self, name: str) -> float:
+        recent = self._update(lambda fails, now: None).get(name, [])
+        if len(recent) < self.max_failures:
+            return 0.0
+        return max(0.0, self.window - (time.time() - min(recent)))
+
+    def failed(self, name: str) -> None:
+        self._update(lambda fails, now: fails.setdefault(name, []).append(now))
+
+    def succeeded(self, name: str) -> None:
+        self._update(lambda fails, now: fails.pop(name, None))
+
+
+# --- the researcher credential of a data directory (used by the CLI) ---------------------------
+
+RESEARCHER_KEY = "researcher.scrypt"
+
+
+def researcher_key_path(data_dir):
+    return os.path.join(os.fspath(data_dir), RESEARCHER_KEY)
+
+
+def set_researcher_password(data_dir, password: str) -> None:
+    """Store the scrypt hash of the researcher password (mode 0600), replacing any earlier one."""
+    hashed = hash_passphrase(password)
+    path = researcher_key_path(data_dir)
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(hashed + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def researcher_hash(data_dir) -> str | None:
+    try:
+        with open(researcher_key_path(data_dir), encoding="utf-8") as f:
+            return f.read().strip() or None
+    except FileNotFoundError:
+        return None

@@ -55,6 +55,121 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+# ---------------------------------------------------------------- who may run a command
+#
+# A command that reads or writes one participant needs that participant's own passphrase
+# (--passphrase, env COMPANION_PASSPHRASE) or the researcher credential of the data directory
+# (--researcher-password, env COMPANION_RESEARCHER_PASSWORD, checked against the scrypt hash
+# that `companion researcher set-password` stores in the data directory). A command over every
+# participant, or a researcher operation (trials, export, audit, sweep), needs the researcher
+# credential as soon as any participant has a passphrase.
+# Participants created without a passphrase (`consent accept` without one, corpus ingest) stay
+# open to whoever can run the CLI on the data directory: they were made by that operator, there
+# is no secret of theirs to check, and they cannot sign in to the app (no passphrase matches).
+# Failed checks are rate-limited per name across processes (auth.FileRateLimiter, a file next
+# to the database). The CLI check guards the CLI; the data directory's file permissions remain
+# what keeps a local user from opening the SQLite file directly.
+
+FAILURES_FILE = "auth-failures.json"
+
+
+def _limiter(settings):
+    from companion import auth
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return auth.FileRateLimiter(settings.data_dir / FAILURES_FILE)
+
+
+def _check_researcher(settings, password: str) -> None:
+    from companion import auth
+
+    stored = auth.researcher_hash(settings.data_dir)
+    if stored is None:
+        fail("no researcher password is set for this data directory: set one with "
+             "`companion researcher set-password`")
+    limiter = _limiter(settings)
+    wait = limiter.blocked_for("researcher")
+    if wait > 0:
+        fail(f"too many failed researcher password checks; try again in {wait:.0f} s")
+    if not auth.verify(password, stored):
+        limiter.failed("researcher")
+        fail("wrong researcher password")
+    limiter.succeeded("researcher")
+
+
+def check_participant(settings, participant, passphrase=None, researcher_password=None) -> None:
+    """Let the command go on, or fail: see the comment above."""
+    from companion import auth
+    from memory import participants
+
+    if researcher_password:
+        _check_researcher(settings, researcher_password)
+        return
+    store = open_store(settings)
+    try:
+        record = participants.get(store, participant)
+    finally:
+        store.close()
+    if record is None or not record["pass_hash"]:
+        return  # unknown: the command says so; no passphrase: open (see above)
+    if not passphrase:
+        fail(f"{participant!r} has a passphrase: give it with --passphrase or COMPANION_PASSPHRASE "
+             "(or use --researcher-password)")
+    limiter = _limiter(settings)
+    wait = limiter.blocked_for(participant)
+    if wait > 0:
+        fail(f"too many failed passphrase checks for {participant!r}; try again in {wait:.0f} s")
+    if not auth.verify(passphrase, record["pass_hash"]):
+        limiter.failed(participant)
+        fail(f"wrong passphrase for {participant!r}")
+    limiter.succeeded(participant)
+
+
+def check_researcher(settings, researcher_password=None) -> None:
+    if researcher_password:
+        _check_researcher(settings, researcher_password)
+        return
+    store = open_store(settings)
+    try:
+        protected = store.conn.execute(
+            "SELECT count(*) FROM participants WHERE pass_hash IS NOT NULL").fetchone()[0]
+    finally:
+        store.close()
+    if protected:
+        fail("this command reaches participants who have a passphrase: it needs the researcher "
+             "credential (--researcher-password or COMPANION_RESEARCHER_PASSWORD)")
+
+
+def guarded(scope: str):
+    """Put under @common. scope "participant": the --participant's own passphrase or the
+    researcher credential (without --participant, as "researcher"); "participant-if-named":
+    the same, but no check without --participant; "researcher": the researcher credential.
+    Adds --passphrase (the participant scopes) and --researcher-password."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, passphrase=None, researcher_password=None, **kwargs):
+            s = kwargs["settings"]
+            if scope in ("participant", "participant-if-named") and kwargs.get("participant"):
+                check_participant(s, kwargs["participant"], passphrase, researcher_password)
+            elif scope == "participant-if-named":
+                pass  # nothing of anyone's (e.g. `consent show` without -p: the consent text)
+            else:
+                check_researcher(s, researcher_password)
+            return fn(*args, **kwargs)
+
+        wrapper = click.option(
+            "--researcher-password", "researcher_password", envvar="COMPANION_RESEARCHER_PASSWORD",
+            default=None, help="The researcher credential (env COMPANION_RESEARCHER_PASSWORD).")(wrapper)
+        if scope != "researcher":
+            wrapper = click.option(
+                "--passphrase", envvar="COMPANION_PASSPHRASE", default=None,
+                help="The participant's own passphrase (env COMPANION_PASSPHRASE).")(wrapper)
+        return wrapper
+
+    return deco
+
+
 class _Main(click.Group):
     """The top-level group; other packages' commands (eval's `eval` and `gates`) join through
     the `companion.commands` entry points when a command is looked up, not at import time."""
@@ -91,6 +206,7 @@ def main():
 @click.option("--model", default=None, help="Any litellm model string, or `echo` (default: embedded SmolLM2).")
 @plugin_options
 @common
+@guarded("participant")
 def chat(participant, context, model, gate, retriever, policy, settings):
     """Chat as PARTICIPANT. At a terminal it is interactive; otherwise one message a line."""
     from companion.turn import turn
@@ -102,6 +218,8 @@ def chat(participant, context, model, gate, retriever, policy, settings):
     if not state.accepted:
         fail(consent.refusal(participant, state))
     interactive = sys.stdin.isatty()
+    # Undecodable input must reach the message check (which refuses it by name), not crash input().
+    sys.stdin.reconfigure(errors="surrogateescape")
     if interactive:
         click.echo(f"Chatting as {participant} ({context}) with {settings.model}. Ctrl-D to stop.")
     while True:
@@ -139,6 +257,7 @@ def consent():
 @consent.command("show")
 @click.option("--participant", "-p", default=None)
 @common
+@guarded("participant-if-named")
 def consent_show(participant, settings):
     from consent import records
 
@@ -157,11 +276,14 @@ def consent_show(participant, settings):
 @click.option("--tz", default=None, help="IANA time zone for day boundaries (default: the machine's).")
 @click.option("--passphrase", envvar="COMPANION_PASSPHRASE", default=None,
               help="Passphrase for signing in to the app (env COMPANION_PASSPHRASE).")
+@click.option("--researcher-password", "researcher_password", envvar="COMPANION_RESEARCHER_PASSWORD",
+              default=None, help="The researcher credential (env COMPANION_RESEARCHER_PASSWORD).")
 @common
-def consent_accept(participant, scopes, tz, passphrase, settings):
+def consent_accept(participant, scopes, tz, passphrase, researcher_password, settings):
     from companion import auth
     from consent import records
 
+    check_participant(settings, participant, passphrase, researcher_password)
     store = open_store(settings)
     try:
         pass_hash = auth.hash_passphrase(passphrase) if passphrase else None
@@ -180,6 +302,7 @@ def consent_accept(participant, scopes, tz, passphrase, settings):
                    "entirely and erase the participant everywhere.")
 @click.option("--json", "as_json", is_flag=True, help="Print the erasure report as JSON.")
 @common
+@guarded("participant")
 def consent_withdraw(participant, scope, as_json, settings):
     from consent import records
 
@@ -204,6 +327,7 @@ def consent_withdraw(participant, scope, as_json, settings):
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="File to write (JSON); '-' prints it.")
 @common
+@guarded("participant")
 def consent_download(participant, out, settings):
     """All the participant's data as one JSON file."""
     from consent import access
@@ -227,6 +351,7 @@ def consent_download(participant, out, settings):
 @consent.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @common
+@guarded("researcher")
 def consent_list(as_json, settings):
     """Every participant with their consent state (the researcher's view)."""
     from consent import access
@@ -244,6 +369,7 @@ def consent_list(as_json, settings):
 @click.option("--participant", "-p", default=None, help="Only this participant's events.")
 @click.option("--limit", type=int, default=None)
 @common
+@guarded("participant")
 def consent_audit(participant, limit, settings):
     """The consent audit log (no names, no text), one JSON object a line."""
     from consent import audit
@@ -256,6 +382,7 @@ def consent_audit(participant, limit, settings):
 @click.option("--older-than-days", type=float, required=True,
               help="Delete messages and traces older than this many days.")
 @common
+@guarded("researcher")
 def consent_sweep(older_than_days, settings):
     """Run the retention sweep once (the app also schedules it)."""
     from consent import retention
@@ -281,6 +408,7 @@ def consent_sweep(older_than_days, settings):
               help="Share of participant messages drawn (blind to need) as proportional probes.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier release at --out.")
 @common
+@guarded("researcher")
 def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
     from consent import export as exporter
@@ -303,6 +431,7 @@ def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, o
 @click.option("--participant", "-p", required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @common
+@guarded("participant")
 def messages_cmd(participant, as_json, settings):
     """The participant's messages, oldest first."""
     from memory import messages, participants
@@ -322,6 +451,7 @@ def messages_cmd(participant, as_json, settings):
 @click.option("--participant", "-p", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @common
+@guarded("participant")
 def traces_cmd(participant, as_json, settings):
     """Every turn's trace: gate, decision, hits, what was applied, model, latency, errors."""
     from memory import traces
@@ -363,6 +493,7 @@ def trial():
 @click.option("--retriever", default=None, help="Default: the configured retriever.")
 @click.option("--policy", default=None, help="Default: the configured policy.")
 @common
+@guarded("researcher")
 def trial_set(participant, gate, retriever, policy, settings):
     from companion import trials
 
@@ -381,6 +512,7 @@ def trial_set(participant, gate, retriever, policy, settings):
 @click.option("--retriever", default=None)
 @click.option("--policy", default=None)
 @common
+@guarded("researcher")
 def trial_randomize(participant, gates, seed, retriever, policy, settings):
     from companion import trials
 
@@ -396,6 +528,7 @@ def trial_randomize(participant, gates, seed, retriever, policy, settings):
 @trial.command("show")
 @click.option("--participant", "-p", required=True)
 @common
+@guarded("researcher")
 def trial_show(participant, settings):
     from companion import trials
 
@@ -405,6 +538,7 @@ def trial_show(participant, settings):
 @trial.command("clear")
 @click.option("--participant", "-p", required=True)
 @common
+@guarded("researcher")
 def trial_clear(participant, settings):
     from companion import trials
 
@@ -427,6 +561,33 @@ def serve(host, port, model, gate, retriever, policy, researcher_password, setti
     settings = with_plugins(settings, host=host, port=port, model=model, gate=gate, retriever=retriever,
                             policy=policy, researcher_password=researcher_password)
     app.serve(settings)
+
+
+@main.group("researcher")
+def researcher_group():
+    """The researcher credential of this data directory (for the CLI)."""
+
+
+@researcher_group.command("set-password")
+@click.option("--new-password", envvar="COMPANION_NEW_RESEARCHER_PASSWORD", prompt=True, hide_input=True,
+              confirmation_prompt=True, help="The new password (env COMPANION_NEW_RESEARCHER_PASSWORD).")
+@click.option("--researcher-password", "researcher_password", envvar="COMPANION_RESEARCHER_PASSWORD",
+              default=None, help="The current password, when one is set.")
+@common
+def researcher_set_password(new_password, researcher_password, settings):
+    """Set (or change, given the current one) the researcher password; stored as a scrypt hash."""
+    from companion import auth
+
+    if auth.researcher_hash(settings.data_dir) is not None:
+        if not researcher_password:
+            fail("a researcher password is already set: give the current one with --researcher-password")
+        _check_researcher(settings, researcher_password)
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        auth.set_researcher_password(settings.data_dir, new_password)
+    except ValueError as e:
+        fail(str(e))
+    click.echo(f"researcher password set for {settings.data_dir}")
 
 
 @main.group()
@@ -455,6 +616,170 @@ def bench_recall(n_messages, n_queries, seed, batch_size, bm25_sample, as_json, 
                            batch_size=batch_size, bm25_sample=bm25_sample,
                            progress=bench_mod.progress_to_stderr)
     click.echo(json.dumps(result) if as_json else bench_mod.render(result))
+
+
+
+# ---------------------------------------------------------------- derived memory (issue 4)
+
+@main.group("memory")
+def memory_group():
+    """Derived memory: profile claims, preference cells, file memory."""
+
+
+def _memory_participant(store, participant, need_consent: bool = True):
+    from consent import records as consent_records
+    from memory import participants
+
+    if not participants.exists(store, participant):
+        fail(f"unknown participant {participant!r}")
+    if need_consent and not consent_records.status(store, participant).allows("memory"):
+        fail(f"{participant!r} has not consented to the memory scope: nothing is derived")
+
+
+@memory_group.command("consolidate")
+@click.option("--participant", "-p", required=True)
+@click.option("--budget-chars", type=click.IntRange(min=100), default=None,
+              help="File-memory size budget (default: memory.filememory.DEFAULT_BUDGET_CHARS).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@common
+@guarded("participant")
+def memory_consolidate(participant, budget_chars, as_json, settings):
+    """Extract from the messages not yet processed (rule-based), verify, merge."""
+    from memory import extract, filememory
+
+    store = open_store(settings)
+    _memory_participant(store, participant)
+    report = extract.consolidate(store, participant, budget_chars=budget_chars or filememory.DEFAULT_BUDGET_CHARS)
+    _memory_report(report, as_json)
+
+
+def _memory_report(report, as_json):
+    if as_json:
+        click.echo(json.dumps(report.public(), ensure_ascii=False))
+    else:
+        click.echo(f"{report.participant}: {report.messages} messages, {report.proposals} proposals "
+                   f"{report.verdicts}; claims {report.claims}; cells {report.cells}; "
+                   f"file lines +{report.lines_added} refused {report.lines_refused}; "
+                   f"tombstoned {report.tombstoned}; processed up to ordinal {report.processed_ordinal}")
+
+
+@memory_group.command("rebuild")
+@click.option("--participant", "-p", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@common
+@guarded("participant")
+def memory_rebuild(participant, as_json, settings):
+    """Derive profile claims and preference cells again from the full history."""
+    from memory import extract
+
+    store = open_store(settings)
+    _memory_participant(store, participant)
+    _memory_report(extract.rebuild(store, participant), as_json)
+
+
+@memory_group.command("show")
+@click.option("--participant", "-p", required=True)
+@click.option("--all", "show_all", is_flag=True, help="Superseded claims and cells too.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@common
+@guarded("participant")
+def memory_show(participant, show_all, as_json, settings):
+    """Everything remembered: claims, preference cells, file memory (with sources)."""
+    from memory import cells, claims, filememory
+
+    store = open_store(settings)
+    _memory_participant(store, participant, need_consent=False)
+    cl = claims.all_(store, participant) if show_all else claims.current(store, participant)
+    ce = cells.all_(store, participant) if show_all else cells.current(store, participant)
+    if as_json:
+        click.echo(json.dumps({
+            "claims": [c.public() for c in cl], "cells": [c.public() for c in ce],
+            "file": [line.public() for line in filememory.lines(store, participant)],
+            "file_versions": filememory.versions(store, participant),
+        }, ensure_ascii=False, indent=1))
+        return
+    click.echo("## Claims")
+    for c in cl:
+        window = f"{c.from_dayid}..{c.to_dayid or ''}"
+        click.echo(f"[{c.id}] {c.text}  ({c.category}, {c.confidence:.2f}, {c.verdict}, {c.status}, "
+                   f"{window}, sources {', '.join(c.source_dayids)})")
+    click.echo("\n## Preference cells")
+    for c in ce:
+        click.echo(f"[{c.id}] {c.context}/{c.attribute} = {c.setting}  ({c.status}, sources {', '.join(c.source_dayids)})")
+    click.echo("\n## File memory")
+    click.echo(filememory.render(store, participant))
+
+
+@memory_group.command("delete")
+@click.option("--participant", "-p", required=True)
+@click.option("--claim", "claim_id", type=int, default=None)
+@click.option("--cell", "cell_id", type=int, default=None)
+@click.option("--line", "line_id", type=int, default=None)
+@common
+@guarded("participant")
+def memory_delete(participant, claim_id, cell_id, line_id, settings):
+    """Delete one item everywhere; it is not derived again from the same messages."""
+    from memory import cells, claims, filememory
+
+    store = open_store(settings)
+    _memory_participant(store, participant, need_consent=False)
+    if [claim_id, cell_id, line_id].count(None) != 2:
+        fail("give exactly one of --claim, --cell, --line")
+    try:
+        if claim_id is not None:
+            claims.delete(store, participant, claim_id)
+        elif cell_id is not None:
+            cells.delete(store, participant, cell_id)
+        else:
+            filememory.delete_line(store, participant, line_id)
+    except StoreError as e:
+        fail(str(e))
+    click.echo("deleted")
+
+
+@memory_group.command("restore")
+@click.option("--participant", "-p", required=True)
+@click.option("--version", "version", type=int, required=True)
+@common
+@guarded("participant")
+def memory_restore(participant, version, settings):
+    """Make the file memory equal to an earlier version (recorded as a new version)."""
+    from memory import filememory
+
+    store = open_store(settings)
+    _memory_participant(store, participant, need_consent=False)
+    try:
+        v = filememory.restore(store, participant, version)
+    except StoreError as e:
+        fail(str(e))
+    click.echo(f"restored version {version} as version {v}")
+
+
+@memory_group.command("export")
+@click.option("--participant", "-p", required=True)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False))
+@common
+@guarded("participant")
+def memory_export(participant, out, settings):
+    """Write profile.jsonl and persona.json (FORMATS.md) under OUT. Text is not pseudonymized
+    here: releases go through `companion export`. The persona holds demographic slots only
+    (Big Five and descriptions are not implemented and stay empty)."""
+    from pathlib import Path
+
+    from memory import extract, persona
+
+    store = open_store(settings)
+    _memory_participant(store, participant, need_consent=False)
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    rows = extract.profile_rows(store, participant)
+    with open(d / "profile.jsonl", "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    p = persona.persona(store, participant)
+    (d / "persona.json").write_text(json.dumps(p, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    click.echo(f"wrote {len(rows)} claims to {d / 'profile.jsonl'} and {len(p['slots'])} persona slots to "
+               f"{d / 'persona.json'} (Big Five and descriptions: not implemented, left empty)")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hmac
 
+from companion import auth
 from memory import traces
 from memory.store import Store
 from memory.traces import Trace
@@ -18,10 +19,16 @@ class Refused(PermissionError):
     pass
 
 
-def check_password(given: str | None, configured: str | None) -> None:
+def check_password(given: str | None, configured: str | None, stored_hash: str | None = None) -> None:
+    """The data directory's researcher credential (scrypt hash, `companion researcher
+    set-password`) when one is set, else the password the app was started with."""
+    if stored_hash:
+        if not given or not auth.verify(given, stored_hash):
+            raise Refused("wrong researcher password")
+        return
     if not configured:
         raise Refused("the researcher page is shut: start the app with --researcher-password "
-                      "(or COMPANION_RESEARCHER_PASSWORD)")
+                      "(or COMPANION_RESEARCHER_PASSWORD), or set one with `companion researcher set-password`")
     if not given or not hmac.compare_digest(given.encode(), configured.encode()):
         raise Refused("wrong researcher password")
 

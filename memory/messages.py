@@ -14,6 +14,11 @@ from memory.store import Store, StoreError
 
 SENDERS = ("user", "companion")
 CONTEXTS = ("work", "personal")
+# The longest participant message taken, in characters (about 25k words: far beyond any chat
+# message, small enough that tokenizing, embedding and storing it stays well under a second).
+# A companion reply is bounded by the model's max_tokens instead (an echo of a message at the
+# limit is slightly longer than the limit and must still be stored).
+MAX_MESSAGE_CHARS = 20_000
 
 
 @dataclass(frozen=True)
@@ -38,8 +43,9 @@ def _row(r) -> Message:
     return Message(r["id"], r["participant"], r["ordinal"], r["dayid"], r["sender"], r["text"], r["ts"], r["context"])
 
 
-def clean_text(text) -> str:
-    """Refuse what cannot be a message; keep what can, verbatim."""
+def clean_text(text, max_chars: int | None = None) -> str:
+    """Refuse what cannot be a message; keep what can, verbatim (control characters included,
+    NUL excepted). `max_chars` bounds the length (participant messages: MAX_MESSAGE_CHARS)."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -49,8 +55,15 @@ def clean_text(text) -> str:
         raise StoreError(f"message must be text, got {type(text).__name__}")
     if not text.strip():
         raise StoreError("message is empty")
+    if max_chars is not None and len(text) > max_chars:
+        raise StoreError(f"message is too long: {len(text)} characters, the limit is {max_chars}")
     if "\x00" in text:
         raise StoreError("message contains a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate (e.g. "\\ud800" in JSON) cannot be stored
+        raise StoreError(f"message is not valid Unicode (lone surrogate at character {e.start}; "
+                         "an undecodable byte read with surrogateescape looks like this)") from None
     return text
 
 
@@ -76,7 +89,7 @@ def append_many(store: Store, participant: str, rows: list[dict], also=None) -> 
     for r in rows:
         if r["sender"] not in SENDERS:
             raise StoreError(f"sender must be one of {SENDERS}, got {r['sender']!r}")
-        r["text"] = clean_text(r["text"])
+        r["text"] = clean_text(r["text"], MAX_MESSAGE_CHARS if r["sender"] == "user" else None)
         r["ts"] = r.get("ts") or datetime.now(timezone.utc)
     # Slow index work (embedding) happens before the write lock is taken.
     prepared = [ix.prepare([r["text"] for r in rows]) for ix in store.indexes]
