@@ -601,8 +601,8 @@ def bench():
 @click.option("--queries", "n_queries", type=click.IntRange(min=1), default=200, show_default=True,
               help="Query turns timed (decision path and floor each).")
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed of the synthetic conversation.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True,
-              help="Messages per append_many call while ingesting.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Messages per append_many call while ingesting (one embedding call each).")
 @click.option("--bm25-sample", type=click.IntRange(min=1), default=100, show_default=True,
               help="Queries compared with rank-bm25.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

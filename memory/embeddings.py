@@ -19,6 +19,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# torch's OpenMP threads otherwise spin-wait at every barrier; when anything else wants a
+# core (the local model, a browser, tests) a spinning thread starves its partner and one
+# query's embedding goes from ~20 ms to 200-800 ms on 2 cores. Sleeping instead costs about
+# nothing on an idle machine. Read when torch loads, so set here, before it is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import defaultdict
 
 import numpy as np
 
@@ -29,8 +28,8 @@ K1, B = 1.5, 0.75
 class _Grow:
     """An append-only numpy buffer (capacity doubles), for rows added a few at a time."""
 
-    def __init__(self, dtype, width: int | None = None):
-        shape = (64,) if width is None else (64, width)
+    def __init__(self, dtype, width: int | None = None, size: int = 64):
+        shape = (size,) if width is None else (size, width)
         self.buf = np.zeros(shape, dtype=dtype)
         self.n = 0
 
@@ -77,8 +76,10 @@ class _Index:
         raise NotImplementedError
 
     def synced(self, participant: str) -> _ParticipantIndex:
-        with self._lock:
-            idx = self._parts.setdefault(participant, self._new())
+        idx = self._parts.get(participant)
+        if idx is None:
+            with self._lock:
+                idx = self._parts.setdefault(participant, self._new())
         conn = self.store.conn
         p = conn.execute(
             "SELECT next_ordinal, index_epoch FROM participants WHERE participant=?", (participant,)
@@ -123,12 +124,15 @@ class _Lexical(_ParticipantIndex):
         self.doc_len = _Grow(np.float64)
         self.cum_len = _Grow(np.float64)
         self.cum_len.extend([0.0])
-        self.postings: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # term -> (positions, term frequencies), appended in place: a new message extends the
+        # arrays of its terms instead of making the next query rebuild them (in the live turn
+        # the query is the message just stored, so every one of its terms would be rebuilt).
+        self.postings: dict[str, tuple[_Grow, _Grow]] = {}
 
     def add(self, rows) -> None:
         start = self.ordinals.n
         lens = []
+        new: dict[str, tuple[list[int], list[int]]] = {}
         for i, r in enumerate(rows):
             toks = tokenize(r["text"])
             lens.append(len(toks))
@@ -136,20 +140,28 @@ class _Lexical(_ParticipantIndex):
             for t in toks:
                 counts[t] = counts.get(t, 0) + 1
             for t, c in counts.items():
-                docs, tfs = self.postings[t]
+                docs, tfs = new.get(t) or new.setdefault(t, ([], []))
                 docs.append(start + i)
                 tfs.append(c)
-                self._arrays.pop(t, None)
+        for t, (docs, tfs) in new.items():
+            grown = self.postings.get(t)
+            if grown is None:
+                grown = self.postings[t] = (_Grow(np.int64, size=len(docs)), _Grow(np.float64, size=len(docs)))
+            grown[0].extend(docs)
+            grown[1].extend(tfs)
         self.doc_len.extend(lens)
         total = self.cum_len.view[-1]
         self.cum_len.extend(total + np.cumsum(lens, dtype=np.float64))
 
     def arrays(self, term: str):
-        a = self._arrays.get(term)
-        if a is None:
-            docs, tfs = self.postings.get(term, ([], []))
-            a = self._arrays[term] = (np.asarray(docs, dtype=np.int64), np.asarray(tfs, dtype=np.float64))
-        return a
+        p = self.postings.get(term)
+        if p is None:
+            return _NO_DOCS, _NO_TFS
+        return p[0].view, p[1].view
+
+
+_NO_DOCS = np.zeros(0, dtype=np.int64)
+_NO_TFS = np.zeros(0, dtype=np.float64)
 
 
 class LexicalIndex(_Index):
