@@ -20,7 +20,6 @@ Exit status 1 if a check failed. The test suite runs a small version (tests/test
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import socket
@@ -32,34 +31,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
 
 import companion  # noqa: F401  (no-telemetry environment first)
 
-DIM = 384
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words vectors, no model: `--fast-embedder` measures the app without
-    all-MiniLM-L6-v2 (and lets the suite's small run avoid loading it)."""
-
-    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for tok in t.lower().split():
-                out[i, int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=4).digest(), "little") % DIM] += 1
-            n = np.linalg.norm(out[i])
-            if n:
-                out[i] /= n
-            else:
-                out[i, 0] = 1.0
-        return out
-
-    def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
-
-    def clear_cache(self) -> None:
-        pass
 
 
 def _free_port() -> int:
@@ -142,7 +116,7 @@ def run(participants: int = 20, turns: int = 5, fast_embedder: bool = False, dat
         concurrency_limit: int = 8, progress=None) -> dict:
     from companion import app
     from companion.settings import Settings
-    from memory import messages, traces
+    from memory import embeddings, messages, traces
     from memory.store import Store
 
     tmp = None
@@ -152,7 +126,7 @@ def run(participants: int = 20, turns: int = 5, fast_embedder: bool = False, dat
     settings = Settings(home=Path(data_dir), model="echo", retries=0)
     store = Store(settings.data_dir)
     if fast_embedder:
-        store.vectors.embedder = HashEmbedder()
+        store.vectors.embedder = embeddings.HashEmbedder()
     t0 = time.perf_counter()
     store.vectors.embedder.encode(["warm up"])  # as `companion serve` does before the first turn
     # One turn outside the measurement (a participant not among the simulated ones): litellm's

@@ -6,6 +6,7 @@ Vectors are L2-normalized, so a dot product is the cosine similarity.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -82,6 +83,34 @@ class Embedder:
     def clear_cache(self) -> None:
         """Forget remembered texts (benchmarks use it so no side gets a free embedding)."""
         self._cache.clear()
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words vectors with no model: each lowercased token hashed to one of
+    DIM dimensions, then L2-normalized (an empty text gets a fixed unit vector).
+
+    For load, crash and replay tests that measure the machinery rather than semantics, so they
+    need not load all-MiniLM-L6-v2. Never a default: a store uses it only when told to
+    (`store.vectors.embedder = HashEmbedder()`).
+    """
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for tok in t.lower().split():
+                out[i, int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=4).digest(), "little") % DIM] += 1.0
+            n = np.linalg.norm(out[i])
+            if n:
+                out[i] /= n
+            else:
+                out[i, 0] = 1.0
+        return out
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+    def clear_cache(self) -> None:
+        pass
 
 
 _default: Embedder | None = None

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
-import textwrap
 
 import pytest
 
@@ -68,3 +66,38 @@ def fault_models(install_plugin):
         "empty": "tests.plugins.models:Empty",
         "flaky": "tests.plugins.models:Flaky",
     }})
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def serve_app(home):
+    """Start the app in-process on a free loopback port; returns (url, store). Echo model,
+    always-retrieve gate, BM25, no recent window, unless overridden."""
+    from companion import app
+
+    started = []
+
+    def start(embedder=None, **overrides):
+        opts = dict(home=home, model="echo", gate="always", retriever="bm25", recent_window=0)
+        s = Store(home)
+        if embedder is not None:
+            s.vectors.embedder = embedder
+        demo = app.build(Settings(**{**opts, **overrides}), s)
+        demo.queue()
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    ssr_mode=False, mcp_server=False)
+        started.append((demo, s))
+        return f"http://127.0.0.1:{port}/", s
+
+    yield start
+    for demo, s in started:
+        demo.close()
+        s.close()

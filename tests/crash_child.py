@@ -24,7 +24,6 @@ in the same transaction as the message) is the same code either way.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import signal
@@ -32,7 +31,6 @@ import sys
 import threading
 import time
 
-import numpy as np
 
 PARTICIPANTS = ("ana", "ben")
 PRELOAD = (
@@ -44,34 +42,10 @@ PRELOAD = (
 )
 
 
-class HashEmbedder:
-    """Deterministic unit vectors: each token hashed to a dimension. Same API as Embedder."""
-
-    DIM = 384
-
-    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        out = np.zeros((len(texts), self.DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for tok in t.lower().split():
-                h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=4).digest(), "little")
-                out[i, h % self.DIM] += 1.0
-            n = np.linalg.norm(out[i])
-            out[i] = out[i] / n if n else out[i]
-            if not n:
-                out[i, 0] = 1.0
-        return out
-
-    def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
-
-    def clear_cache(self) -> None:
-        pass
-
-
 def install_hash_embedder() -> None:
     from memory import embeddings
 
-    embeddings._default = HashEmbedder()  # the documented test hook (see module docstring)
+    embeddings._default = embeddings.HashEmbedder()  # the documented test hook (see module docstring)
 
 
 def text_for(run: int, k: int, participant: str) -> str:

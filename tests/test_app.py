@@ -1,37 +1,18 @@
 """The served app through its HTTP API (Gradio's), on loopback, with the echo model."""
 
-import socket
 
 import pytest
 from gradio_client import Client
 
-from companion import app
-from companion.settings import Settings
 from consent import records as consent
 from companion import auth
-from memory.store import Store
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
-def served(home):
-    settings = Settings(home=home, model="echo", researcher_password="open sesame", gate="always",
-                        retriever="bm25", recent_window=0)
-    store = Store(home)
+def served(serve_app):
+    url, store = serve_app(researcher_password="open sesame")
     consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))
-    demo = app.build(settings, store)
-    demo.queue()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                ssr_mode=False, mcp_server=False)
-    yield f"http://127.0.0.1:{port}/", store
-    demo.close()
-    store.close()
+    return url, store
 
 
 def test_researcher_page_is_refused_without_its_password(served):

@@ -4,9 +4,7 @@ tests exercise every dense code path in seconds (the real model is not what is u
 """
 
 import json
-import zlib
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -17,27 +15,14 @@ from eval import fixtures, tracks
 from eval.readers import Participant, Release, manifest_for, read_release
 from eval.replay import ArmSpec, Probe, corpus_hash, open_store, probes_of, replay
 from memory import embeddings, registry
-from memory.tokens import tokenize
 
 CANARY = "zyxwvutcanary"
-
-
-class HashEmbedder(embeddings.Embedder):
-    def encode(self, texts, batch_size=64):
-        out = np.zeros((len(texts), embeddings.DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in tokenize(t):
-                out[i, zlib.crc32(w.encode()) % embeddings.DIM] += 1.0
-            n = np.linalg.norm(out[i])
-            if n:
-                out[i] /= n
-        return out
 
 
 @pytest.fixture(scope="module", autouse=True)
 def fast_embedder():
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(embeddings, "_default", HashEmbedder())
+        mp.setattr(embeddings, "_default", embeddings.HashEmbedder())
         yield
 
 

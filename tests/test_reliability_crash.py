@@ -37,7 +37,8 @@ import pytest
 from memory import keys
 from memory.store import Store
 from memory.tokens import tokenize
-from tests.crash_child import PARTICIPANTS, HashEmbedder
+from memory.embeddings import HashEmbedder
+from tests.crash_child import PARTICIPANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 KILLS = int(os.environ.get("CRASH_KILLS", "50"))

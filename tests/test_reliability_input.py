@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
@@ -32,7 +31,7 @@ from eval.readers import CorpusError, read_release
 from memory import messages
 from memory.messages import MAX_MESSAGE_CHARS
 from memory.store import Store, StoreError
-from tests.crash_child import HashEmbedder
+from memory.embeddings import HashEmbedder
 
 ONE_MB = "a" * (1 << 20)
 CONTROL = "bell\x07 esc\x1b[31mred\x1b[0m cr\r tab\t ff\x0c del\x7f rlo\u202egnp.exe zwj\u200d end"
@@ -120,26 +119,11 @@ def test_arabic_message_is_found_again_by_bm25(quick_store, quick_settings):
 # --- the served app -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def served(home):
-    settings = Settings(home=home, model="echo", gate="always", retriever="bm25", recent_window=0)
-    store = Store(home)
-    store.vectors.embedder = HashEmbedder()
+def served(serve_app):
+    url, store = serve_app(embedder=HashEmbedder())
     consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"), tz="UTC")
-    demo = app.build(settings, store)
-    demo.queue()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                ssr_mode=False, mcp_server=False)
-    yield f"http://127.0.0.1:{port}/", store
-    demo.close()
-    store.close()
+    return url, store
 
 
 def _texts(chat) -> list[str]:

@@ -5,45 +5,27 @@ credential; failed checks rate-limited across processes)."""
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from click.testing import CliRunner
 
 from companion import app, auth
 from companion.cli import main
-from companion.settings import Settings
 from consent import records as consent
 from memory import messages
 from memory.store import Store
-from tests.crash_child import HashEmbedder
+from memory.embeddings import HashEmbedder
 
 A_SECRET = "my locker code is 4711 and my sister Ines lives in Porto"
 B_SECRET = "my locker code is 9352 and my brother Rui lives in Faro"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def served(home):
-    settings = Settings(home=home, model="echo", gate="always", retriever="bm25", recent_window=0,
-                        researcher_password="open sesame")
-    store = Store(home)
-    store.vectors.embedder = HashEmbedder()
+def served(serve_app):
+    url, store = serve_app(embedder=HashEmbedder(), researcher_password="open sesame")
     for p in ("ana", "ben"):
         consent.accept(store, p, pass_hash=auth.hash_passphrase(f"{p}-pass"), tz="UTC")
-    demo = app.build(settings, store)
-    demo.queue()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                ssr_mode=False, mcp_server=False)
-    yield f"http://127.0.0.1:{port}/", store
-    demo.close()
-    store.close()
+    return url, store
 
 
 def texts(obj) -> str:
