@@ -611,6 +611,9 @@ def bench():
 def bench_recall(n_messages, n_queries, seed, batch_size, bm25_sample, as_json, data_dir):
     """Ingest rate, decision-path latency against its floor, BM25 against rank-bm25."""
     from companion import bench as bench_mod
+    from memory import embeddings
+
+    embeddings.prefer_throughput()  # a batch job: see embeddings.prefer_throughput
 
     result = bench_mod.run(n_messages=n_messages, n_queries=n_queries, seed=seed, data_dir=data_dir,
                            batch_size=batch_size, bm25_sample=bm25_sample,

@@ -63,6 +63,9 @@ def eval_cmd(track_names, corpus, fmt, gate, retriever, policy, ks, out, work, s
     TRACK is one or more of: retrieval, abstention, demand, budget, ablation, reconstruction,
     chat, qa. Several tracks in one command share one ingest and one replay.
     """
+    from memory import embeddings
+
+    embeddings.prefer_throughput()  # ingest is a batch job: see embeddings.prefer_throughput
     from eval.readers import CorpusError
     from eval.run import run
     from memory.registry import RegistryError
