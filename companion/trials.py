@@ -94,14 +94,18 @@ def current(store: Store, participant: str) -> dict | None:
 
 
 def arm_for(store: Store, participant: str, settings: Settings) -> Arm:
-    """The arm of this turn; a randomized trial advances its counter (one write)."""
-    with store.transaction() as conn:
+    """The arm of this turn; only a randomized trial writes (it advances its counter), so the
+    usual turn takes no write lock here."""
+    r = store.conn.execute("SELECT mode, arms FROM trials WHERE participant=?", (participant,)).fetchone()
+    if r is None:
+        return Arm(settings.gate, settings.retriever, settings.policy)
+    if r["mode"] == "fixed":
+        return Arm(**json.loads(r["arms"])[0], assignment="fixed")
+    with store.transaction() as conn:  # re-read under the lock: two turns never share an index
         r = conn.execute("SELECT * FROM trials WHERE participant=?", (participant,)).fetchone()
-        if r is None:
-            return Arm(settings.gate, settings.retriever, settings.policy)
+        if r is None or r["mode"] != "randomized":  # changed by a researcher meanwhile
+            return arm_for(store, participant, settings)
         arms = json.loads(r["arms"])
-        if r["mode"] == "fixed":
-            return Arm(**arms[0], assignment="fixed")
         index = r["turns"]
         conn.execute("UPDATE trials SET turns=turns+1 WHERE participant=?", (participant,))
     return Arm(**sequence(arms, r["seed"], participant, index), assignment="randomized",

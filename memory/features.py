@@ -81,11 +81,11 @@ def past_retrieval_rate(ctx: TurnContext) -> float:
 
 def compute(ctx: TurnContext) -> dict[str, float]:
     words = WORD.findall(ctx.text.lower())
-    first = ctx.store.conn.execute(
+    latest = ctx.store.conn.execute(  # the turn's own message (or the newest before the bound)
         "SELECT dayid FROM messages WHERE participant=? AND ordinal<=? ORDER BY ordinal DESC LIMIT 1",
         (ctx.participant, ctx.as_of),
     ).fetchone()
-    day = keys.parse_dayid(first["dayid"])[0] if first else 1
+    day = keys.parse_dayid(latest["dayid"])[0] if latest else 1
     earlier = ctx.store.conn.execute(
         "SELECT count(*) FROM messages WHERE participant=? AND ordinal<?", (ctx.participant, ctx.as_of)
     ).fetchone()[0]

@@ -10,7 +10,7 @@ see the same ranking the live turn sees.
 from __future__ import annotations
 
 import random as _random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,9 +27,10 @@ class Hit:
     score: float
 
     def public(self, snippet: int = 160) -> dict:
-        d = asdict(self)
-        d["text"] = self.text if len(self.text) <= snippet else self.text[: snippet - 1] + "…"
-        return d
+        # Built by hand: dataclasses.asdict deep-copies, which showed up in replay profiles.
+        text = self.text if len(self.text) <= snippet else self.text[: snippet - 1] + "…"
+        return {"ordinal": self.ordinal, "dayid": self.dayid, "sender": self.sender, "text": text,
+                "score": self.score}
 
 
 def hit(m: messages.Message, score: float) -> Hit:
