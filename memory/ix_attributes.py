@@ -1,6 +1,6 @@
 """Interaction-preference attributes, their settings, and the phrases that state them.
 
-Data, kept in one place so the IX inventory (wrapper) can adopt it later. `PHRASES` maps a
+The attributes and settings are the IX inventory's (wrapper.inventory). `PHRASES` maps a
 regular expression (matched case-insensitively against one normalized sentence of a participant
 message, see memory.derived.norm) to (attribute, setting). Within an attribute the first
 matching pattern wins, so negated forms ("don't ask me before ...") come before plain ones.
@@ -8,27 +8,14 @@ matching pattern wins, so negated forms ("don't ask me before ...") come before 
 
 from __future__ import annotations
 
+from wrapper import inventory
+
 VERSION = "1"
 
+# The attributes and their settings are the IX inventory's (wrapper/data/inventory.json): one
+# vocabulary for what is extracted, stored in cells and acted on by the wrapper.
 ATTRIBUTES: dict[str, dict] = {
-    "verbosity": {
-        "settings": ["terse", "brief", "detailed"],
-        "definition": "How long replies are: one line, a short paragraph, or a full explanation.",
-    },
-    "autonomy": {
-        "settings": ["reactive", "suggest", "self_directed", "autonomous"],
-        "definition": "Whether the companion acts only when asked, proposes and waits, acts and reports, "
-                      "or acts without asking.",
-    },
-    "reasoning_visibility": {
-        "settings": ["show", "hide"],
-        "definition": "Whether the rationale behind a reply or action is shown.",
-    },
-    "elicitation": {
-        "settings": ["infer", "structured", "iterative"],
-        "definition": "How missing facts are gathered: guessed from context, asked all at once, "
-                      "or asked one question at a time.",
-    },
+    a.name: {"settings": list(a.settings), "definition": a.definition} for a in inventory.load().attributes.values()
 }
 
 # (pattern, attribute, setting). Patterns see normalized text: lowercase, no punctuation
@@ -94,4 +81,7 @@ def check(attribute: str, setting: str) -> None:
 
 
 def describe(attribute: str, setting: str) -> str:
-    return DESCRIPTIONS.get((attribute, setting), f"{attribute}: {setting}")
+    if (attribute, setting) in DESCRIPTIONS:
+        return DESCRIPTIONS[(attribute, setting)]
+    a = inventory.load().attributes.get(attribute)
+    return f"{a.title}: {setting.replace('_', ' ')}" if a else f"{attribute}: {setting}"
