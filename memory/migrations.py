@@ -282,6 +282,22 @@ def m006_derived_memory(conn):
     )
 
 
+@migration
+def m007_scheduler_jobs(conn):
+    """APScheduler's job store (companion.scheduler.DbJobStore): reminders and check-ins survive
+    a restart, in the same file as everything else. The table has no `participant` column, so
+    erasure leaves it alone: a job must carry ids and dates (an action id, the data directory),
+    never message text, and its function must cope with an id that no longer resolves."""
+    conn.execute(
+        """CREATE TABLE scheduler_jobs (
+            id TEXT PRIMARY KEY,
+            next_run_time REAL,          -- UTC timestamp; NULL: paused
+            job_state BLOB NOT NULL      -- pickled Job.__getstate__()
+        )"""
+    )
+    conn.execute("CREATE INDEX scheduler_jobs_by_time ON scheduler_jobs(next_run_time)")
+
+
 def _script(conn, sql: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statements one by one.
     for statement in sql.split(";"):
@@ -305,3 +321,76 @@ def apply(conn) -> list[str]:
         )
         applied.append(fn.__name__)
     return applied
+
+
+@migration
+def m007_ix_wrapper(conn):
+    """The IX Wrapper (issue 5): actions and their events, declared settings, sessions, queues.
+
+    `actions` holds every action the wrapper saw (run, held, awaiting facts, rejected, dropped);
+    `action_events` is append-only, so "no held action ran without an approval event" can be
+    checked from the log. Every table has a `participant` column, so consent.erasure removes
+    them all (held actions and the outbox included).
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE actions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            context TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            external INTEGER NOT NULL,
+            payload TEXT NOT NULL,            -- JSON arguments
+            status TEXT NOT NULL CHECK (status IN
+                ('held', 'awaiting_facts', 'done', 'scheduled', 'delivered', 'rejected', 'dropped')),
+            reason TEXT NOT NULL,
+            requested INTEGER NOT NULL,       -- asked for in the participant's message of that turn
+            origin TEXT NOT NULL,             -- model | intent | outreach | expansion
+            dayid TEXT,                       -- the participant message of the turn that made it
+            due_at TEXT,                      -- reminders and check-ins: when to deliver
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX actions_by_participant ON actions(participant, status);
+        CREATE TABLE action_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            action_id INTEGER NOT NULL,
+            event TEXT NOT NULL,              -- proposed held awaiting_facts approved rejected run dropped delivered
+            via TEXT NOT NULL,                -- turn | chat | ui | cli | scheduler
+            dayid TEXT,
+            at TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX action_events_by_action ON action_events(participant, action_id);
+        CREATE TABLE ix_sessions (
+            participant TEXT PRIMARY KEY REFERENCES participants(participant) ON DELETE CASCADE,
+            session INTEGER NOT NULL,
+            context TEXT NOT NULL,
+            last_ts TEXT NOT NULL
+        );
+        CREATE TABLE ix_declarations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            session INTEGER NOT NULL,
+            context TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            setting TEXT NOT NULL,
+            by TEXT NOT NULL,                 -- model | selector
+            source TEXT NOT NULL,
+            dayid TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX ix_declarations_by_session ON ix_declarations(participant, session, attribute);
+        CREATE TABLE ix_queue (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            context TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('question', 'topic')),
+            text TEXT NOT NULL,
+            dayid TEXT,
+            delivered INTEGER NOT NULL DEFAULT 0
+        );
+        """,
+    )
