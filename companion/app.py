@@ -329,31 +329,16 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
     return demo
 
 
-def consolidate_all(store: Store) -> dict[str, int]:
-    """Derive memory from new messages of every participant who consented to memory."""
-    from memory import extract
-
-    done = {}
-    for p in participants.names(store):
-        if consent.status(store, p).allows("memory"):
-            done[p] = extract.consolidate(store, p).messages
-    return done
-
-
 def schedule_jobs(settings: Settings, store: Store):
-    """Background work of the app: memory consolidation and, if configured, the retention sweep.
+    """Background work of the app (companion.scheduler): memory consolidation, the retention
+    sweep if configured, and jobs other parts scheduled (reminders, check-ins), all kept in
+    the app's database so they survive a restart.
 
-    Neither runs on the reply's path; each runs one instance at a time.
+    None runs on the reply's path; consolidation runs one instance at a time.
     """
-    from apscheduler.schedulers.background import BackgroundScheduler
+    from companion import scheduler as jobs
 
-    from consent import retention
-
-    scheduler = BackgroundScheduler(daemon=True)
-    scheduler.add_job(consolidate_all, "interval", args=[store], minutes=settings.consolidate_minutes,
-                      max_instances=1, coalesce=True, id="consolidate")
-    if settings.retention_days:
-        retention.schedule(scheduler, settings.data_dir, settings.retention_days)
+    scheduler = jobs.build(settings, store)
     scheduler.start()
     return scheduler
 

@@ -282,22 +282,6 @@ def m006_derived_memory(conn):
     )
 
 
-@migration
-def m007_scheduler_jobs(conn):
-    """APScheduler's job store (companion.scheduler.DbJobStore): reminders and check-ins survive
-    a restart, in the same file as everything else. The table has no `participant` column, so
-    erasure leaves it alone: a job must carry ids and dates (an action id, the data directory),
-    never message text, and its function must cope with an id that no longer resolves."""
-    conn.execute(
-        """CREATE TABLE scheduler_jobs (
-            id TEXT PRIMARY KEY,
-            next_run_time REAL,          -- UTC timestamp; NULL: paused
-            job_state BLOB NOT NULL      -- pickled Job.__getstate__()
-        )"""
-    )
-    conn.execute("CREATE INDEX scheduler_jobs_by_time ON scheduler_jobs(next_run_time)")
-
-
 def _script(conn, sql: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statements one by one.
     for statement in sql.split(";"):
@@ -394,3 +378,20 @@ def m007_ix_wrapper(conn):
         );
         """,
     )
+
+
+@migration
+def m009_scheduler_jobs(conn):
+    """APScheduler's job store (companion.scheduler.DbJobStore): reminders and check-ins survive
+    a restart, in the same file as everything else. The table has no `participant` column, so
+    erasure leaves it alone: a job must carry ids and dates (an action id, the data directory),
+    never message text, and its function must cope with an id that no longer resolves.
+    (IF NOT EXISTS: for a few minutes this table was committed as m007_scheduler_jobs.)"""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS scheduler_jobs (
+            id TEXT PRIMARY KEY,
+            next_run_time REAL,          -- UTC timestamp; NULL: paused
+            job_state BLOB NOT NULL      -- pickled Job.__getstate__()
+        )"""
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS scheduler_jobs_by_time ON scheduler_jobs(next_run_time)")

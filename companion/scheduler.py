@@ -1,0 +1,197 @@
+"""Scheduled jobs of the app, kept in the app's own database (table `scheduler_jobs`).
+
+APScheduler 3.x with `DbJobStore` as its default job store: jobs live in `companion.db`
+beside everything else (one file to back up, copy or erase), so a reminder scheduled for
+next week survives a restart, and one that fell due while the app was down runs when it
+starts (`add_date_job` sets no misfire grace time).
+
+A stored job names its function by reference ("module:function") and carries only
+picklable arguments (ids, dates, the data directory), never a live `Store`: a job run opens
+the store of its data directory with `store_for`, which hands back the app's own open
+store when the app registered it (`build` does), so jobs share its connections and caches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import weakref
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+
+from apscheduler.job import Job
+from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError, JobLookupError, TransientJobError
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.util import datetime_to_utc_timestamp, utc_timestamp_to_datetime
+
+from memory.store import Store
+
+CONSOLIDATE_ID = "consolidate"
+
+# Stores the app has open, by data directory: jobs use them instead of opening a second one.
+_open: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
+
+
+def _key(data_dir: Path | str) -> str:
+    return str(Path(data_dir).expanduser().resolve())
+
+
+def register(store: Store) -> None:
+    """Let jobs of this data directory use `store` (the app's) rather than open their own."""
+    _open[_key(store.data_dir)] = store
+
+
+@contextlib.contextmanager
+def store_for(data_dir: Path | str) -> Iterator[Store]:
+    """The registered store of `data_dir`, or a store opened for this job run and closed after."""
+    store = _open.get(_key(data_dir))
+    if store is not None:
+        yield store
+        return
+    store = Store(data_dir)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+class DbJobStore(BaseJobStore):
+    """An APScheduler 3.x job store over `scheduler_jobs` in the app's SQLite file.
+
+    Modelled on APScheduler's SQLAlchemyJobStore: one row per job, `next_run_time` as a UTC
+    timestamp (NULL: paused), the job's state pickled. A row that cannot be restored (its
+    function was renamed, say) is logged and dropped, as SQLAlchemyJobStore does.
+    """
+
+    def __init__(self, store: Store, pickle_protocol: int = pickle.HIGHEST_PROTOCOL):
+        super().__init__()
+        self.store = store
+        self.pickle_protocol = pickle_protocol
+
+    def lookup_job(self, job_id):
+        r = self.store.conn.execute("SELECT job_state FROM scheduler_jobs WHERE id=?", (job_id,)).fetchone()
+        return self._restore(r["job_state"]) if r else None
+
+    def get_due_jobs(self, now):
+        return self._jobs("WHERE next_run_time <= ?", (datetime_to_utc_timestamp(now),))
+
+    def get_next_run_time(self):
+        r = self.store.conn.execute(
+            "SELECT MIN(next_run_time) FROM scheduler_jobs WHERE next_run_time IS NOT NULL").fetchone()
+        return utc_timestamp_to_datetime(r[0])
+
+    def get_all_jobs(self):
+        jobs = self._jobs()
+        self._fix_paused_jobs_sorting(jobs)
+        return jobs
+
+    def add_job(self, job):
+        if not job.func_ref:
+            raise TransientJobError(job.id)
+        with self.store.transaction() as conn:
+            if conn.execute("SELECT 1 FROM scheduler_jobs WHERE id=?", (job.id,)).fetchone():
+                raise ConflictingIdError(job.id)
+            conn.execute("INSERT INTO scheduler_jobs (id, next_run_time, job_state) VALUES (?,?,?)",
+                         (job.id, datetime_to_utc_timestamp(job.next_run_time), self._state(job)))
+
+    def update_job(self, job):
+        with self.store.transaction() as conn:
+            cur = conn.execute("UPDATE scheduler_jobs SET next_run_time=?, job_state=? WHERE id=?",
+                               (datetime_to_utc_timestamp(job.next_run_time), self._state(job), job.id))
+            if cur.rowcount == 0:
+                raise JobLookupError(job.id)
+
+    def remove_job(self, job_id):
+        with self.store.transaction() as conn:
+            if conn.execute("DELETE FROM scheduler_jobs WHERE id=?", (job_id,)).rowcount == 0:
+                raise JobLookupError(job_id)
+
+    def remove_all_jobs(self):
+        with self.store.transaction() as conn:
+            conn.execute("DELETE FROM scheduler_jobs")
+
+    def _state(self, job) -> bytes:
+        return pickle.dumps(job.__getstate__(), self.pickle_protocol)
+
+    def _restore(self, blob: bytes) -> Job:
+        state = pickle.loads(blob)
+        state["jobstore"] = self
+        job = Job.__new__(Job)
+        job.__setstate__(state)
+        job._scheduler = self._scheduler
+        job._jobstore_alias = self._alias
+        return job
+
+    def _jobs(self, where: str = "", args: tuple = ()) -> list[Job]:
+        rows = self.store.conn.execute(
+            f"SELECT id, job_state FROM scheduler_jobs {where} ORDER BY next_run_time, id", args).fetchall()
+        jobs, failed = [], []
+        for r in rows:
+            try:
+                jobs.append(self._restore(r["job_state"]))
+            except BaseException:
+                self._logger.exception('Unable to restore job "%s" -- removing it', r["id"])
+                failed.append(r["id"])
+        if failed:
+            with self.store.transaction() as conn:
+                conn.executemany("DELETE FROM scheduler_jobs WHERE id=?", [(i,) for i in failed])
+        return jobs
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__} ({self.store.path})>"
+
+
+def consolidate_all(store: Store) -> dict[str, int]:
+    """Derive memory from new messages of every participant who consented to memory."""
+    from consent import records as consent
+    from memory import extract, participants
+
+    done = {}
+    for p in participants.names(store):
+        if consent.status(store, p).allows("memory"):
+            done[p] = extract.consolidate(store, p).messages
+    return done
+
+
+def consolidate(data_dir: str) -> dict[str, int]:
+    """The scheduled consolidation: every consenting participant of the data directory."""
+    with store_for(data_dir) as store:
+        return consolidate_all(store)
+
+
+def build(settings, store: Store) -> BackgroundScheduler:
+    """The app's scheduler (not started): jobs in `store`'s database, the fixed jobs (re)placed.
+
+    Fixed jobs: memory consolidation every `settings.consolidate_minutes` and, if
+    `settings.retention_days` is set, the daily retention sweep. Jobs other code added
+    (reminders, check-ins) are already in the table and are kept.
+    """
+    from consent import retention
+
+    register(store)
+    jobs = DbJobStore(store)
+    scheduler = BackgroundScheduler(daemon=True, jobstores={"default": jobs})
+    scheduler.add_job(f"{__name__}:consolidate", "interval", args=[str(store.data_dir)],
+                      minutes=settings.consolidate_minutes, max_instances=1, coalesce=True,
+                      id=CONSOLIDATE_ID, replace_existing=True)
+    if settings.retention_days:
+        retention.schedule(scheduler, store.data_dir, settings.retention_days)
+    else:  # switched off since the last start: the stored sweep must not keep running
+        with contextlib.suppress(JobLookupError):
+            jobs.remove_job(retention.JOB_ID)
+    return scheduler
+
+
+def add_date_job(scheduler, func_ref: str, run_date: datetime, args: list | tuple, job_id: str) -> Job:
+    """Run `func_ref` ("module:function") once at `run_date` (timezone-aware), with `args`.
+
+    Replaces a job of the same id. No misfire grace time: a job that fell due while the app
+    was down runs as soon as the scheduler starts. `args` must pickle (ids, not live objects).
+    """
+    if not isinstance(func_ref, str) or ":" not in func_ref:
+        raise ValueError(f"func_ref must be a 'module:function' reference, got {func_ref!r}")
+    if run_date.tzinfo is None:
+        raise ValueError(f"run_date must be timezone-aware, got {run_date!r}")
+    return scheduler.add_job(func_ref, "date", run_date=run_date, args=list(args), id=job_id,
+                             replace_existing=True, misfire_grace_time=None)
