@@ -626,7 +626,7 @@ def bench_recall(n_messages, n_queries, seed, batch_size, bm25_sample, as_json, 
 
 @main.group("memory")
 def memory_group():
-    """Derived memory: profile claims, preference cells, file memory."""
+    """Derived memory: profile claims, preference cells, persona, file memory."""
 
 
 def _memory_participant(store, participant, need_consent: bool = True):
@@ -661,7 +661,7 @@ def _memory_report(report, as_json):
         click.echo(json.dumps(report.public(), ensure_ascii=False))
     else:
         click.echo(f"{report.participant}: {report.messages} messages, {report.proposals} proposals "
-                   f"{report.verdicts}; claims {report.claims}; cells {report.cells}; "
+                   f"{report.verdicts}; claims {report.claims}; cells {report.cells}; persona {report.persona}; "
                    f"file lines +{report.lines_added} refused {report.lines_refused}; "
                    f"tombstoned {report.tombstoned}; processed up to ordinal {report.processed_ordinal}")
 
@@ -672,7 +672,7 @@ def _memory_report(report, as_json):
 @common
 @guarded("participant")
 def memory_rebuild(participant, as_json, settings):
-    """Derive profile claims and preference cells again from the full history."""
+    """Derive profile claims, preference cells and persona items again from the full history."""
     from memory import extract
 
     store = open_store(settings)
@@ -687,16 +687,18 @@ def memory_rebuild(participant, as_json, settings):
 @common
 @guarded("participant")
 def memory_show(participant, show_all, as_json, settings):
-    """Everything remembered: claims, preference cells, file memory (with sources)."""
-    from memory import cells, claims, filememory
+    """Everything remembered: claims, preference cells, persona items, file memory (with sources)."""
+    from memory import cells, claims, filememory, persona
 
     store = open_store(settings)
     _memory_participant(store, participant, need_consent=False)
     cl = claims.all_(store, participant) if show_all else claims.current(store, participant)
     ce = cells.all_(store, participant) if show_all else cells.current(store, participant)
+    pe = persona.all_(store, participant) if show_all else persona.current(store, participant)
     if as_json:
         click.echo(json.dumps({
             "claims": [c.public() for c in cl], "cells": [c.public() for c in ce],
+            "persona": [x.public() for x in pe],
             "file": [line.public() for line in filememory.lines(store, participant)],
             "file_versions": filememory.versions(store, participant),
         }, ensure_ascii=False, indent=1))
@@ -709,6 +711,10 @@ def memory_show(participant, show_all, as_json, settings):
     click.echo("\n## Preference cells")
     for c in ce:
         click.echo(f"[{c.id}] {c.context}/{c.attribute} = {c.setting}  ({c.status}, sources {', '.join(c.source_dayids)})")
+    click.echo("\n## Persona")
+    for x in pe:
+        click.echo(f"[{x.id}] {x.slot} = {x.value}: {x.text}  ({x.strength}, {x.status}, "
+                   f"sources {', '.join(x.source_dayids)})")
     click.echo("\n## File memory")
     click.echo(filememory.render(store, participant))
 
@@ -718,19 +724,22 @@ def memory_show(participant, show_all, as_json, settings):
 @click.option("--claim", "claim_id", type=int, default=None)
 @click.option("--cell", "cell_id", type=int, default=None)
 @click.option("--line", "line_id", type=int, default=None)
+@click.option("--persona", "persona_id", type=int, default=None)
 @common
 @guarded("participant")
-def memory_delete(participant, claim_id, cell_id, line_id, settings):
+def memory_delete(participant, claim_id, cell_id, line_id, persona_id, settings):
     """Delete one item everywhere; it is not derived again from the same messages."""
-    from memory import cells, claims, filememory
+    from memory import cells, claims, filememory, persona
 
     store = open_store(settings)
     _memory_participant(store, participant, need_consent=False)
-    if [claim_id, cell_id, line_id].count(None) != 2:
-        fail("give exactly one of --claim, --cell, --line")
+    if [claim_id, cell_id, line_id, persona_id].count(None) != 3:
+        fail("give exactly one of --claim, --cell, --line, --persona")
     try:
         if claim_id is not None:
             claims.delete(store, participant, claim_id)
+        elif persona_id is not None:
+            persona.delete(store, participant, persona_id)
         elif cell_id is not None:
             cells.delete(store, participant, cell_id)
         else:
@@ -765,8 +774,8 @@ def memory_restore(participant, version, settings):
 @guarded("participant")
 def memory_export(participant, out, settings):
     """Write profile.jsonl and persona.json (FORMATS.md) under OUT. Text is not pseudonymized
-    here: releases go through `companion export`. The persona holds demographic slots only
-    (Big Five and descriptions are not implemented and stay empty)."""
+    here: releases go through `companion export`. The persona holds what consolidation derived
+    (memory.persona): Big Five, demographic slots, descriptions by facet, quirks."""
     from pathlib import Path
 
     from memory import extract, persona
@@ -781,8 +790,9 @@ def memory_export(participant, out, settings):
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     p = persona.persona(store, participant)
     (d / "persona.json").write_text(json.dumps(p, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    click.echo(f"wrote {len(rows)} claims to {d / 'profile.jsonl'} and {len(p['slots'])} persona slots to "
-               f"{d / 'persona.json'} (Big Five and descriptions: not implemented, left empty)")
+    click.echo(f"wrote {len(rows)} claims to {d / 'profile.jsonl'} and a persona ({len(p['big_five'])} Big Five "
+               f"traits, {len(p['slots'])} slots, {len(p['descriptions'])} descriptions, {len(p['quirks'])} quirks) "
+               f"to {d / 'persona.json'}")
 
 
 if __name__ == "__main__":

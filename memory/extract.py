@@ -1,15 +1,18 @@
 """Extraction: propose, verify against the cited messages, merge.
 
-    propose   an Extractor turns participant messages into Proposals (claims and preferences),
+    propose   an Extractor turns participant messages into Proposals (claims, preferences and
+              persona statements),
               each citing source dayids and quoting its evidence
     verify    each proposal is checked against the messages it cites: they must exist, be the
               participant's own (never the companion's: memory text the companion says is not
               captured back) and contain the evidence -> supported; only the content words ->
               repairable (kept, confidence downgraded); otherwise unsupported (dropped). Every
-              verdict is logged (memory_events, kind 'proposal').
-    merge     claims.add / cells.set_ deduplicate and supersede; tombstoned (dayid, text) pairs
+              verdict is logged (memory_events, kind 'proposal'). A persona statement whose cited
+              words are negated in the message ("I'm not an introvert") is unsupported.
+    merge     claims.add / cells.set_ / persona.add deduplicate and supersede; tombstoned (dayid, text) pairs
               are skipped (a deleted item is not re-derived from the same messages); each new
               claim or cell gets its file-memory line (added, or replacing its predecessor's).
+              Persona items get none: they are read whole through memory.persona.persona().
 
 Two extractors share the interface `propose(messages) -> list[Proposal]`: `RuleExtractor`
 (explicit first-person statements; no model) and `ModelExtractor` (a prompt kept as versioned
@@ -23,15 +26,15 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from memory import cells, claims, derived, filememory, ix_attributes
+from memory import cells, claims, derived, filememory, ix_attributes, persona, persona_rules
 from memory.messages import CONTEXTS, Message, _row as _message_row
 from memory.store import Store, StoreError
 
 
 @dataclass
 class Proposal:
-    kind: str  # claim | preference
-    text: str  # claim text, or the preference description
+    kind: str  # claim | preference | persona
+    text: str  # claim text, the preference description, or the persona clause (third person)
     source_dayids: list[str]
     evidence: str  # the span of the source message that states it
     category: str = "other"
@@ -41,6 +44,9 @@ class Proposal:
     setting: str | None = None
     contexts: list[str] = field(default_factory=list)  # preference: the contexts it is stated for
     extractor: str = "rule"
+    value: str | None = None  # persona: the slot's value (high / low, fast / slow, the clause ...)
+    facet: str | None = None  # persona: the description facet the clause feeds
+    intensified: bool = False  # persona: stated with an intensifier ("a real introvert")
 
     def public(self) -> dict:
         return asdict(self)
@@ -169,10 +175,11 @@ _HYPOTHETICAL = re.compile(r"\b(if|imagine|pretend|suppose|what if|would|wish|hy
 
 
 class RuleExtractor:
-    """Explicit first-person statements of fact and of preference; no model."""
+    """Explicit first-person statements of fact, of preference and about oneself (persona,
+    memory.persona_rules); no model."""
 
     name = "rule"
-    version = "1"
+    version = "2"  # 2: persona statements
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []
@@ -186,6 +193,17 @@ class RuleExtractor:
                     continue
                 out += self._facts(m, sentence)
                 out += self._preferences(m, sentence)
+                out += self._persona(m, sentence)
+        return out
+
+    def _persona(self, m: Message, sentence: str) -> list[Proposal]:
+        out = []
+        for h in persona_rules.find(sentence):
+            if _HYPOTHETICAL.search(sentence[: h.start]):
+                continue  # "if I were an introvert ..." states nothing
+            out.append(Proposal("persona", h.clause, [m.dayid], h.evidence, category="persona", slot=h.slot,
+                                confidence=0.8, value=h.value, facet=h.facet, intensified=h.intensified,
+                                extractor=self.name))
         return out
 
     def _facts(self, m: Message, sentence: str) -> list[Proposal]:
@@ -241,6 +259,14 @@ PROMPTS = {
         "Attributes and settings: <SETTINGS>. Only what the person said outright; no guesses."
     ),
 }
+PROMPTS["extract-v2"] = PROMPTS["extract-v1"] + (
+    "\nHow the person describes themselves (persona): "
+    '{"kind": "persona", "slot": "<big_five:TRAIT, or FACET:aspect, or quirk>", '
+    '"value": "<high|low for a Big Five trait; a short word for an aspect; omit for a quirk>", '
+    '"facet": "<one of FACETS, or null>", "text": "<third-person clause, e.g. Always plans everything ahead>", '
+    '"source_dayids": ["<dayid>"], "evidence": "<exact words>"}. Big Five traits: <TRAITS>. '
+    "Only what they say of themselves, never what they deny (\"I'm not shy\" says nothing)."
+)
 PROMPT_VERSION = "extract-v1"
 
 
@@ -255,7 +281,9 @@ class ModelExtractor:
 
     def _system(self) -> str:
         return (PROMPTS[self.prompt].replace("<ATTRS>", "|".join(ix_attributes.ATTRIBUTES))
-                .replace("<SETTINGS>", json.dumps({a: v["settings"] for a, v in ix_attributes.ATTRIBUTES.items()})))
+                .replace("<SETTINGS>", json.dumps({a: v["settings"] for a, v in ix_attributes.ATTRIBUTES.items()}))
+                .replace("<TRAITS>", ", ".join(persona_rules.TRAITS))
+                .replace("<FACETS>", ", ".join(persona_rules.FACETS)))
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         users = [m for m in msgs if m.sender == "user"]
@@ -279,13 +307,32 @@ class ModelExtractor:
                                             str(d.get("evidence", "")), category="preference", confidence=0.7,
                                             attribute=d["attribute"], setting=d["setting"], contexts=ctx,
                                             extractor=self.name))
+                    elif d.get("kind") == "persona" and d.get("text"):
+                        out.append(_model_persona(d, src, self.name))
                     elif d.get("kind") == "claim" and d.get("text"):
                         out.append(Proposal("claim", str(d["text"]), src, str(d.get("evidence", "")),
                                             category=str(d.get("category") or "other"), slot=d.get("slot") or None,
                                             confidence=0.7, extractor=self.name))
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, StoreError):
                     continue  # a malformed line is skipped, not guessed at
         return out
+
+
+def _model_persona(d: dict, src: list[str], extractor: str) -> Proposal:
+    """A model's persona line as a Proposal; an unknown trait, value or facet raises StoreError."""
+    clause = str(d["text"]).strip()
+    slot, value = str(d.get("slot") or ""), d.get("value")
+    facet = d.get("facet") or None
+    if slot == "quirk" or slot.endswith(":*"):  # open-ended: the clause is the value
+        value = persona_rules.clause_key(clause)
+        slot = f"{slot.removesuffix(':*')}:{value}"
+    elif facet is None and not slot.startswith("big_five:"):
+        facet = slot.split(":", 1)[0]
+    persona.check(slot, str(value or ""), facet)
+    evidence = str(d.get("evidence", ""))
+    return Proposal("persona", clause, src, evidence, category="persona", slot=slot, confidence=0.7,
+                    value=str(value), facet=facet, intensified=bool(persona_rules.INTENSIFIERS.search(evidence)),
+                    extractor=extractor)
 
 
 # ---------------------------------------------------------------- verify
@@ -308,6 +355,26 @@ def _only_hypothetical(ev: str, found: list[Message]) -> bool:
             if i < 0:
                 continue
             if not sent.group(0).strip().endswith("?") and not _HYPOTHETICAL.search(ns[:i]):
+                return False
+    return True
+
+
+def _only_negated(evidence: str, found: list[Message]) -> bool:
+    """True when every sentence quoting the evidence negates it ("I don't think I'm shy").
+    Looked for in the sentence as written (commas end a clause), else in its normalized form."""
+    straight = lambda t: t.replace("\u2019", "'").replace("\u2018", "'").lower()  # noqa: E731
+    raw_ev, ev = straight(evidence.strip()), derived.norm(evidence)
+    for m in found:
+        for sent in _SENTENCE.finditer(_QUOTED.sub(" ", m.text)):
+            raw = straight(sent.group(0))
+            i = raw.find(raw_ev) if raw_ev else -1
+            if i >= 0:
+                if not persona_rules.negated(raw, i):
+                    return False
+                continue
+            ns = derived.norm(sent.group(0))
+            i = ns.find(ev)
+            if i >= 0 and not persona_rules.negated(ns, i):
                 return False
     return True
 
@@ -340,6 +407,8 @@ def verify(store: Store, participant: str, p: Proposal) -> Verdict:
         if _only_hypothetical(ev, found):
             return Verdict("unsupported", "the cited words are asked, supposed, quoted from someone else or span sentences", sources,
                            found[-1].context)
+        if p.kind == "persona" and _only_negated(p.evidence, found):
+            return Verdict("unsupported", "the cited words are negated in the message", sources, found[-1].context)
         if p.kind == "claim" and not content_words(p.text) <= content_words(" ".join(m.text for m in found)):
             return Verdict("repairable", "evidence quoted, but the claim says more than it", sources, found[-1].context)
         return Verdict("supported", "evidence found in the cited message", sources, found[-1].context)
@@ -363,6 +432,7 @@ class Report:
     tombstoned: int = 0
     claims: dict = field(default_factory=dict)  # added / duplicate / superseded
     cells: dict = field(default_factory=dict)
+    persona: dict = field(default_factory=dict)  # added / duplicate / superseded
     lines_added: int = 0
     lines_refused: dict = field(default_factory=dict)  # budget / recapture / duplicate
     processed_ordinal: int = 0
@@ -394,8 +464,21 @@ def _line(store, participant, report, *, origin, old_origin, scope, text, source
         _count(report.lines_refused, "duplicate")
 
 
+def _merge_persona(store: Store, participant: str, p: Proposal, v: Verdict, report: Report) -> None:
+    keys = (persona.key_text(p.slot, p.value), persona.slot_key(p.slot))
+    sources = [(d, o) for d, o in v.sources if not any(derived.tombstoned(store.conn, participant, d, k) for k in keys)]
+    if not sources:
+        report.tombstoned += 1
+        return
+    _, action = persona.add(store, participant, slot=p.slot, value=p.value, clause=p.text, sources=sources,
+                            facet=p.facet, intensified=p.intensified, verdict=v.verdict, origin=p.extractor)
+    _count(report.persona, action)
+
+
 def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Report,
           budget_chars: int = filememory.DEFAULT_BUDGET_CHARS) -> None:
+    if p.kind == "persona":
+        return _merge_persona(store, participant, p, v, report)
     if p.kind == "claim":
         key_texts = {None: p.text}
     else:
@@ -472,8 +555,9 @@ def consolidate(store: Store, participant: str, extractor=None, upto: int | None
 
 def rebuild(store: Store, participant: str, extractor=None,
             budget_chars: int = filememory.DEFAULT_BUDGET_CHARS) -> Report:
-    """Derive claims and cells again from the full history. Kept: tombstones (deleted items stay
-    deleted), hand-written file lines, file-memory versions. Derived lines are regenerated."""
+    """Derive claims, cells and persona items again from the full history. Kept: tombstones
+    (deleted items stay deleted), hand-written file lines, file-memory versions, persona items
+    entered by hand (applied again on top). Derived lines are regenerated."""
     with store.transaction() as conn:
         if conn.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone() is None:
             raise StoreError(f"unknown participant {participant!r}")
@@ -482,9 +566,13 @@ def rebuild(store: Store, participant: str, extractor=None,
             (participant,))]
         conn.execute("DELETE FROM memory_file_lines WHERE participant=? AND (origin LIKE 'claim:%' OR origin LIKE 'cell:%')",
                      (participant,))
+        manual_persona = [dict(r) for r in conn.execute(
+            "SELECT * FROM memory_persona WHERE participant=? AND origin='manual' AND status='current' ORDER BY id",
+            (participant,))]
         conn.execute("DELETE FROM memory_claims WHERE participant=?", (participant,))
         conn.execute("DELETE FROM memory_cells WHERE participant=?", (participant,))
-        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind IN ('claim', 'cell', 'proposal')",
+        conn.execute("DELETE FROM memory_persona WHERE participant=?", (participant,))
+        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind IN ('claim', 'cell', 'persona', 'proposal')",
                      (participant,))
         derived.set_processed(conn, participant, 0)
     report = consolidate(store, participant, extractor, budget_chars=budget_chars)
@@ -499,6 +587,10 @@ def rebuild(store: Store, participant: str, extractor=None,
         if action != "duplicate":
             _line(store, participant, report, origin=f"claim:{c.id}", old_origin=f"claim:{prev['id']}" if prev else None,
                   scope=c.context, text=c.text, sources=[], at=c.valid_from, budget_chars=budget_chars)
+    for r in manual_persona:
+        for d, o, inten, clause in json.loads(r["sources"]):
+            persona.add(store, participant, slot=r["slot"], value=r["value"], clause=clause, sources=[(d, o)],
+                        facet=r["facet"], intensified=bool(inten), verdict=r["verdict"], origin="manual")
     return report
 
 
