@@ -53,15 +53,20 @@ def gates_train(corpus, out, c, settings):
               help="Keep the ingested store here and reuse it on the next run over the same corpus "
                    "(default: a temporary folder, ingested afresh).")
 @click.option("--seed", default=0, show_default=True, help="Seeds the random baseline, broken-oracle choice and bootstraps.")
-@click.option("--judge", default=None, help="Judge model (litellm string) for the judged tracks chat, qa, ablation.")
+@click.option("--judge", default=None, help="Judge model (litellm string) for the judged tracks chat, qa, ablation; "
+              "without one they are reported as not computed.")
+@click.option("--model", default=None, help="The companion's reply model for the judged tracks (litellm string; "
+              "default: the configured model).")
 @click.option("--limit", default=None, type=int, help="Only the first N participants (LongMemEval: questions).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @common
-def eval_cmd(track_names, corpus, fmt, gate, retriever, policy, ks, out, work, seed, judge, limit, progress, settings):
+def eval_cmd(track_names, corpus, fmt, gate, retriever, policy, ks, out, work, seed, judge, model, limit, progress,
+             settings):
     """Replay a corpus through the turn's decision path and report (shared/METRICS.md).
 
     TRACK is one or more of: retrieval, abstention, demand, budget, ablation, reconstruction,
-    chat, qa. Several tracks in one command share one ingest and one replay.
+    chat, qa. Several tracks in one command share one ingest and one replay. chat, qa and ablation
+    generate replies (steps 3-7, never stored) and need --judge MODEL to be scored.
     """
     from memory import embeddings
 
@@ -73,7 +78,7 @@ def eval_cmd(track_names, corpus, fmt, gate, retriever, policy, ks, out, work, s
     try:
         doc = run(list(track_names), Path(corpus), Path(out), fmt=fmt, gate=gate, retriever=retriever,
                   policy=policy, ks=list(ks), seed=seed, judge=judge, work=Path(work) if work else None,
-                  limit=limit, settings=settings, progress=progress)
+                  limit=limit, settings=settings, progress=progress, model=model)
     except (CorpusError, RegistryError, ValueError, FileExistsError) as e:
         fail(str(e))
     for name, t in doc["tracks"].items():

@@ -26,7 +26,8 @@ from tqdm import tqdm
 
 from companion.settings import Settings
 from companion.trials import Arm
-from companion.turn import context_at, recall
+from companion import gateway
+from companion.turn import build_prompt, context_at, recall
 from eval.ingest import ingest
 from eval.readers import Participant, Release
 from memory import messages
@@ -59,6 +60,7 @@ class Probe(BaseModel):
     distant: bool
     needed_messages: int | None = None  # most recent messages that hold the whole gold set
     needed_tokens: int | None = None  # the same, in estimated tokens
+    reference: str | None = None  # what a judge compares the reply with: reference_reply (chat), answer (qa)
 
     @property
     def key(self) -> str:
@@ -72,7 +74,10 @@ class Outcome(BaseModel):
     score: float | None = None
     ranked: list[str] = []  # step 4: dayids, best first
     applied: list[str] = []  # step 5: what entered the prompt
-    error: str | None = None
+    error: str | None = None  # a fault in steps 3-5
+    reply: str | None = None  # steps 6-7: the shown text (arms that reply; None on a model fault)
+    reply_error: str | None = None
+    reply_tokens: dict = {}
 
 
 @dataclass
@@ -81,6 +86,7 @@ class ArmSpec:
     arm: Arm
     wants: Callable[[Probe], bool]  # which probes this arm is replayed on
     track: str = ""
+    reply: bool = False  # also run steps 6-7 (generate, wrap): the judged tracks need the shown text
 
     @property
     def key(self) -> str:  # labels repeat across tracks (the oracle gate, the oracle retriever)
@@ -120,12 +126,13 @@ def probes_of(release: Release, seed: int = 0) -> list[Probe]:
             mine.append(_probe(p, w, item=g.probe_dayid, source="chat", stratum=g.stratum, category=g.category,
                                tier=g.tier, locus=g.locus_verified or g.locus, scoreable=g.scoreable,
                                text=p.row(g.probe_dayid).text, as_of=p.index[g.probe_dayid],
-                               gold=list(g.grounding_dayids), on_screen=g.referent_on_screen))
+                               gold=list(g.grounding_dayids), on_screen=g.referent_on_screen,
+                               reference=g.reference_reply))
         end = len(p.conversation) + 1
         for q in p.qa:
             cat = None if q.category is None else str(getattr(q, "category_name", None) or q.category)
             mine.append(_probe(p, w, item=q.id, source="qa", stratum="qa", category=cat, text=q.question,
-                               as_of=end, gold=list(q.evidence_dayids)))
+                               as_of=end, gold=list(q.evidence_dayids), reference=q.answer))
         _break(mine, pid, seed)
         out += mine
     return out
@@ -201,6 +208,32 @@ def open_store(release: Release, work: Path, digest: str, progress: bool = True)
 # --- replay ---------------------------------------------------------------------------------------
 
 
+try:  # steps 6-7 of the turn (generate, wrap), storing nothing
+    from companion.turn import respond as _respond
+except ImportError:  # pragma: no cover - SHIM until companion.turn.respond is committed; then deleted
+    _respond = None
+
+
+def respond(ctx, applied, settings: Settings, trace: Trace) -> str | None:
+    """The shown text of the turn's steps 6-7 for this context, or None on a model fault (in the trace)."""
+    if _respond is not None:
+        got = _respond(ctx, applied, settings, trace)
+        return got if got is None or isinstance(got, str) else got.shown
+    # SHIM (same steps through the turn's own prompt builder and the gateway), deleted once respond lands
+    from wrapper import render as wrapper
+
+    trace.model = gateway.resolve(settings.model)
+    try:
+        done = gateway.complete(settings.model, build_prompt(ctx, applied), timeout=settings.timeout,
+                                max_tokens=settings.max_tokens, retries=settings.retries)
+    except gateway.ModelError as e:
+        trace.error("generate", e)
+        trace.fallbacks.append("model fault: no reply")
+        return None
+    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
+    return wrapper.render(done.text, interaction={}).shown
+
+
 def replay(store: Store, release: Release, probes: list[Probe], arms: list[ArmSpec], settings: Settings,
            progress: bool = True) -> dict[str, list[Outcome | None]]:
     """Outcomes per arm key, aligned with `probes` (None where the arm does not apply)."""
@@ -223,14 +256,26 @@ def replay(store: Store, release: Release, probes: list[Probe], arms: list[ArmSp
 
 
 def _one(store: Store, p: Probe, mine: list[ArmSpec], s: Settings, out: dict, i: int) -> None:
-    """Steps 3-5 for one probe under each of its arms, from one shared context."""
+    """Steps 3-5 for one probe under each of its arms, from one shared context; 6-7 for arms that reply.
+
+    A reply is never logged (step 8 is the live turn's): nothing a replayed probe says enters the
+    corpus timeline, so no probe changes what a later probe sees.
+    """
     ctx = context_at(store, p.participant, p.text, p.as_of, "personal", s,
                      extra={"gold": p.gold, "broken_gold": p.broken_gold})
     for a in mine:
         trace = Trace(participant=p.participant, dayid=p.item if p.source == "chat" else None)
         decision, hits, applied = recall(ctx, a.arm, s, trace)
         err = "; ".join(f"{e.step}: {e.type}: {e.message}" for e in trace.errors) or None
-        out[a.key][i] = Outcome(
+        o = Outcome(
             retrieve=None if decision is None else decision.retrieve,
             score=None if decision is None else decision.score,
             ranked=[h.dayid for h in hits], applied=[h.dayid for h in applied.items], error=err)
+        if a.reply:
+            seen = len(trace.errors)
+            o.reply = respond(ctx, applied, s, trace)
+            o.reply_tokens = dict(trace.tokens or {})
+            if o.reply is None:
+                o.reply_error = "; ".join(f"{e.step}: {e.type}: {e.message}" for e in trace.errors[seen:]) \
+                    or "no reply (model fault)"
+        out[a.key][i] = o

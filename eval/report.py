@@ -138,6 +138,72 @@ def _budget_md(sec: Section) -> list[str]:
     return out
 
 
+def _judged_md(sec: Section, name: str, what: str) -> list[str]:
+    out = [f"{what}. Means over the probes a judge scored (missing judgements are left out and counted, never "
+           "scored 0); micro = mean over probes, macro = mean over participants; 95% participant bootstrap.", ""]
+    by: dict = {}
+    for m in sec.metrics:
+        if m.name == name:
+            by.setdefault((m.stratum, m.subset), {})[m.average] = m
+    full = {(m.stratum, m.subset): m for m in sec.metrics if m.name == "full_match_share"}
+    head = ["stratum", "subset", "n judged", "missing", "micro", "macro"] + (["share scored 2 [Wilson]"] if full else [])
+    body, reasons = [], []
+    cell = lambda m: "—" if m is not None and m.value is None else fmt(m)  # noqa: E731  (reason said below)
+    for (stratum, subset), ms in by.items():
+        mi, ma = ms.get("micro"), ms.get("macro")
+        e = (mi.extra or {}) if mi else {}
+        row = [stratum, subset, str(mi.n if mi else 0), str(e.get("missing", e.get("probes", "—"))), cell(mi), cell(ma)]
+        if full:
+            row.append(fmt(full.get((stratum, subset))))
+        body.append(row)
+        reasons += [m.reason for m in (mi, ma) if m is not None and m.value is None and m.reason]
+    systems = sorted({m.system for m in sec.metrics if m.system})
+    out = [f"System: {', '.join(systems)}", ""] + out + _table(head, body)
+    out += [f"Not computed (—): {r}." for r in dict.fromkeys(reasons)] + ([""] if reasons else [])
+    return out
+
+
+def _ablation_md(sec: Section) -> list[str]:
+    out = ["Gain in content match (0-2) of condition C2 over C1 per probe, on scoreable probes of the proportional "
+           "stratum: Δ = π·γ1 + (1 − π)·γ0, γ1 / γ0 the mean gains on memory-bearing / other probes. "
+           "95% participant bootstrap for each term.", ""]
+    by: dict = {}
+    for m in sec.metrics:
+        by.setdefault(m.system, {})[m.name] = m
+    for label, ms in by.items():
+        res = ms.get("identity_residual")
+        out.append(f"#### {label}")
+        out.append("")
+        rows = [[k, str(m.n), fmt(m)] for k, m in ms.items() if k != "identity_residual"]
+        out += _table(["term", "n", "value [95%]"], rows)
+        if res is not None and res.value is not None:
+            out += [f"Identity check: Δ = {ms['delta'].value:.6f}; π·γ1 + (1 − π)·γ0 = "
+                    f"{res.extra['pi_gamma1_plus_1_minus_pi_gamma0']:.6f}; residual {res.value:.2e}.", ""]
+    return out
+
+
+def _reconstruction_md(sec: Section) -> list[str]:
+    out = ["F1 = 2TP / (2TP + FP + FN) per participant (interval: bootstrap over its TP/FP/FN units) and pooled "
+           "(micro: summed counts, participant bootstrap; macro: mean of participants' F1).", ""]
+    by: dict = {}
+    for m in sec.metrics:
+        if m.name in ("f1", "precision", "recall"):
+            key = (m.subset, m.stratum if m.stratum != "pooled" else f"pooled ({m.average})")
+            by.setdefault(key, {})[m.name] = m
+    body = []
+    for (subset, who), ms in by.items():
+        f = ms.get("f1")
+        e = f.extra if f is not None and f.extra else {}
+        counts = f"{e.get('TP', '—')}/{e.get('FP', '—')}/{e.get('FN', '—')}" if "TP" in e else "—"
+        body.append([subset, who, counts, fmt(ms.get("f1")), fmt(ms.get("precision")), fmt(ms.get("recall"))])
+    out += _table(["fields", "participant", "TP/FP/FN", "F1", "precision", "recall"], body)
+    cost = [m for m in sec.metrics if m.name == "tokens_processed"]
+    if cost:
+        out += _table(["participant", "messages read", "tokens processed", "seconds"],
+                      [[m.stratum, str(m.n), f"{m.value:.0f}", str((m.extra or {}).get("seconds", "—"))] for m in cost])
+    return out
+
+
 # --- plots ---------------------------------------------------------------------------------------
 
 
@@ -211,7 +277,9 @@ def write(out: Path, header: dict, sections: list[Section], ks: list[int], warni
         **header,
         "created_at": datetime.now(timezone.utc).isoformat(),
         "warnings": warnings,
-        "tracks": {s.track: {"not_computed": s.not_computed, "notes": s.notes} for s in sections},
+        "tracks": {s.track: {"not_computed": s.not_computed, "notes": s.notes,
+                             **({"details": s.curves["details"]} if "details" in s.curves else {})}
+                   for s in sections},
         "metrics": [{"track": s.track, **m.model_dump()} for s in sections for m in s.metrics],
         "plots": plots,
     }
@@ -225,7 +293,13 @@ def write(out: Path, header: dict, sections: list[Section], ks: list[int], warni
           f"{header['corpus']['messages']} messages, {header['corpus']['probes']} probes "
           f"(recent window {header['corpus']['recent_window']})",
           f"- arm: {header['arm']}; seed {header['seed']}; k {ks}",
-          f"- store: {header['store']}", ""]
+          f"- store: {header['store']}"]
+    if header.get("reply_model"):
+        md.append(f"- replies: model `{header['reply_model']}` through the turn's steps 3-7, never stored")
+    if header.get("judge"):
+        j = header["judge"]
+        md.append(f"- judge: `{j['model']}`, prompts {', '.join(j['prompts'])}; {j['calls']} calls")
+    md.append("")
     if warnings:
         md.append(f"**Corpus repairs ({len(warnings)})**, listed in full in report.json:")
         md += [f"- {w}" for w in warnings[:30]]
@@ -239,7 +313,11 @@ def write(out: Path, header: dict, sections: list[Section], ks: list[int], warni
             md += [f"**Not computed**: {s.not_computed}.", ""]
             continue
         md += {"retrieval": lambda: _retrieval_md(s, ks), "abstention": lambda: _abstention_md(s),
-               "demand": lambda: _demand_md(s), "budget": lambda: _budget_md(s)}[s.track]()
+               "demand": lambda: _demand_md(s), "budget": lambda: _budget_md(s),
+               "chat": lambda: _judged_md(s, "content_match", "Content match 0-2 of each reply against the "
+                                          "probe's reference reply"),
+               "qa": lambda: _judged_md(s, "accuracy", "Share of answers the judge found correct against the gold"),
+               "ablation": lambda: _ablation_md(s), "reconstruction": lambda: _reconstruction_md(s)}[s.track]()
         for n in s.notes:
             md.append(f"- {n}")
         md.append("")

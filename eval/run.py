@@ -8,8 +8,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
+from companion import gateway
 from companion.settings import Settings
 from companion.trials import Arm
+from eval import judge as J
+from eval import reconstruct
 from eval import replay as R
 from eval import report, tracks
 from eval.readers import Release
@@ -39,8 +44,17 @@ def read_corpus(path: Path, fmt: str | None, limit: int | None = None) -> tuple[
     return release, fmt
 
 
+def conditions_for(gate: str | None, retriever: str, policy: str, settings: Settings) -> dict[str, Arm]:
+    """The context conditions replies are generated under (labels used by the judged tracks)."""
+    return {
+        "system": Arm(gate or settings.gate, retriever, policy, assignment="eval"),  # the chosen arm, end to end
+        "recent": Arm("never", retriever, policy, assignment="eval"),  # C1: the recent window only
+        "oracle": Arm("always", "oracle", policy, assignment="eval"),  # C2: the gold evidence
+    }
+
+
 def arms_for(track_names: list[str], gate: str | None, retriever: str | None, policy: str | None,
-             settings: Settings) -> dict[str, list[R.ArmSpec]]:
+             settings: Settings, judge: str | None = None) -> dict[str, list[R.ArmSpec]]:
     """The arms each replayed track runs, by registry name (checked before any work starts)."""
     policy = policy or settings.policy
     retriever_ = retriever or settings.retriever
@@ -59,6 +73,16 @@ def arms_for(track_names: list[str], gate: str | None, retriever: str | None, po
         gates = list(dict.fromkeys([gate or settings.gate, *tracks.COMPARISON_GATES]))
         out["abstention"] = [R.ArmSpec(g, Arm(g, retriever_, policy, assignment="eval"), chat, "abstention")
                              for g in gates]
+    judged = [t for t in tracks.JUDGED if t in track_names]
+    if judge and judged:  # replies only when a judge will read them (they are the slow part)
+        proportional = lambda p: chat(p) and p.stratum == "proportional"  # noqa: E731
+        wants = [w for t, w in (("chat", chat), ("qa", lambda p: p.source == "qa"), ("ablation", proportional))
+                 if t in judged]
+        cond = conditions_for(gate, retriever_, policy, settings)
+        specs = [R.ArmSpec("system", cond["system"], lambda p: any(w(p) for w in wants), "reply", reply=True)]
+        if "ablation" in judged:
+            specs += [R.ArmSpec(c, cond[c], proportional, "reply", reply=True) for c in ("recent", "oracle")]
+        out["reply"] = specs
     for specs in out.values():
         for s in specs:
             for kind in ("gate", "retriever", "policy"):
@@ -75,10 +99,11 @@ def _settings(base: Settings, work: Path, ks: list[int], seed: int) -> Settings:
     return base.model_copy(update={"home": work, "k": max(ks), "params": params})
 
 
-def command_line(tracks_: list[str], corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit) -> str:
+def command_line(tracks_: list[str], corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit,
+                 model: str | None = None) -> str:
     parts = ["companion", "eval", *tracks_, "--corpus", str(corpus), "--format", fmt]
-    for flag, v in (("--gate", gate), ("--retriever", retriever), ("--policy", policy), ("--judge", judge),
-                    ("--limit", limit)):
+    for flag, v in (("--gate", gate), ("--retriever", retriever), ("--policy", policy), ("--model", model),
+                    ("--judge", judge), ("--limit", limit)):
         if v:
             parts += [flag, str(v)]
     for k in ks:
@@ -87,26 +112,65 @@ def command_line(tracks_: list[str], corpus, fmt, gate, retriever, policy, ks, o
     return shlex.join(parts)
 
 
+def judge_replies(probes: list[R.Probe], replies: dict[str, list], judge: J.Judge,
+                  progress: bool = True) -> dict[str, list[J.Judgement | None]]:
+    """A judgement per replied probe and condition (None where the condition did not reply).
+
+    Identical (prompt, probe, reference, reply) are judged once: two conditions that said the
+    same thing get the same judgement, and the judge is not paid twice for it.
+    """
+    memo: dict[tuple, J.Judgement] = {}
+    out: dict[str, list[J.Judgement | None]] = {}
+    todo = sum(1 for outs in replies.values() for o in outs if o is not None)
+    bar = tqdm(total=todo, desc="judge", unit="reply", disable=not progress)
+    for label, outs in replies.items():
+        got: list[J.Judgement | None] = [None] * len(probes)
+        for i, (p, o) in enumerate(zip(probes, outs)):
+            if o is None:
+                continue
+            version = J.CHAT_PROMPT if p.source == "chat" else J.QA_PROMPT
+            if o.reply is None:
+                got[i] = J.Judgement(value=None, prompt=version, reason=f"no reply: {o.reply_error}")
+            elif not (p.reference or "").strip():
+                got[i] = J.Judgement(value=None, prompt=version,
+                                     reason="no reference reply" if p.source == "chat" else "no gold answer")
+            else:
+                key = (version, p.text, p.reference, o.reply)
+                if key not in memo:
+                    memo[key] = judge.judge(version, p.text, p.reference, o.reply)
+                got[i] = memo[key]
+            bar.update()
+        out[label] = got
+    bar.close()
+    return out
+
+
 def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None, gate: str | None = None,
         retriever: str | None = None, policy: str | None = None, ks: list[int] = (1, 5, 10), seed: int = 0,
         judge: str | None = None, work: Path | None = None, limit: int | None = None,
-        settings: Settings | None = None, progress: bool = True) -> dict:
+        settings: Settings | None = None, progress: bool = True, model: str | None = None) -> dict:
+    """`model`: the companion's reply model for the judged tracks (default: the settings' model)."""
     settings = settings or Settings()
+    if model:
+        settings = settings.model_copy(update={"model": model})
     unknown = [t for t in track_names if t not in tracks.TRACKS]
     if unknown:
         raise ValueError(f"unknown track(s) {unknown}; tracks are {', '.join(tracks.TRACKS)}")
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
         raise ValueError("--k must be at least 1")
-    specs = arms_for(track_names, gate, retriever, policy, settings)
+    specs = arms_for(track_names, gate, retriever, policy, settings, judge)
+    judge_ = J.Judge(judge, timeout=settings.timeout, retries=settings.retries) if judge else None
     release, fmt = read_corpus(Path(corpus), fmt, limit)
     probes = R.probes_of(release, seed=seed)
     digest = R.corpus_hash(release)
     timings: dict[str, float] = {}
 
     outcomes: dict[str, dict] = {}
+    judged: dict[str, list] = {}
+    recon = None
     store_note = "not needed (these tracks read the gold only)"
-    if specs:
+    if specs or "reconstruction" in track_names:
         tmp = None
         if work is None:
             tmp = tempfile.TemporaryDirectory(prefix="companion-eval-")
@@ -116,18 +180,28 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
         timings["ingest_s"] = round(time.perf_counter() - t, 2)
         store_note = f"{'reused' if reused else 'fresh'} store at {work if tmp is None else 'a temporary folder'}"
         try:
-            t = time.perf_counter()
-            all_arms = [a for specs_ in specs.values() for a in specs_]
-            got = R.replay(store, release, probes, all_arms, _settings(settings, Path(work), ks, seed), progress)
-            timings["replay_s"] = round(time.perf_counter() - t, 2)
-            outcomes = {track: {a.label: got[a.key] for a in specs_} for track, specs_ in specs.items()}
+            if specs:
+                t = time.perf_counter()
+                all_arms = [a for specs_ in specs.values() for a in specs_]
+                got = R.replay(store, release, probes, all_arms, _settings(settings, Path(work), ks, seed), progress)
+                timings["replay_s"] = round(time.perf_counter() - t, 2)
+                outcomes = {track: {a.label: got[a.key] for a in specs_} for track, specs_ in specs.items()}
+            if "reconstruction" in track_names:
+                t = time.perf_counter()
+                recon = reconstruct.reconstruction(release, store, seed)
+                timings["reconstruction_s"] = round(time.perf_counter() - t, 2)
         finally:
             store.close()
             if tmp is not None:
                 tmp.cleanup()
+    if "reply" in outcomes:
+        t = time.perf_counter()
+        judged = judge_replies(probes, outcomes["reply"], judge_, progress)
+        timings["judge_s"] = round(time.perf_counter() - t, 2)
 
     t = time.perf_counter()
     sections = []
+    system = conditions_for(gate, retriever or settings.retriever, policy or settings.policy, settings)
     for name in track_names:
         if name == "retrieval":
             sections.append(tracks.retrieval(probes, outcomes["retrieval"], ks, seed))
@@ -137,8 +211,17 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
             sections.append(tracks.demand(probes, seed))
         elif name == "budget":
             sections.append(tracks.budget(probes))
-        else:
-            sections.append(tracks.not_computed(name, judge))
+        elif name == "reconstruction":
+            sections.append(recon)
+        elif not judge_:
+            sections.append(tracks.not_computed(name))
+        elif name == "chat":
+            sections.append(tracks.chat(probes, judged, system["system"].name, judge_.model, seed))
+        elif name == "qa":
+            sections.append(tracks.qa(probes, judged, system["system"].name, judge_.model, seed))
+        elif name == "ablation":
+            conds = {c: system[c].name for c in ("system", "recent", "oracle")}
+            sections.append(tracks.ablation(probes, judged, conds, judge_.model, seed))
     timings["score_s"] = round(time.perf_counter() - t, 2)
 
     out = Path(out)
@@ -147,14 +230,18 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
         with (out / "outcomes.jsonl").open("w") as f:
             for track, arms in outcomes.items():
                 for label, outs in arms.items():
-                    for p, o in zip(probes, outs):
+                    for i, (p, o) in enumerate(zip(probes, outs)):
                         if o is not None:
-                            f.write(json.dumps({"track": track, "system": label, "participant": p.participant,
-                                                "item": p.item, "as_of": p.as_of, "gold": p.gold,
-                                                **o.model_dump()}) + "\n")
+                            row = {"track": track, "system": label, "participant": p.participant, "item": p.item,
+                                   "as_of": p.as_of, "gold": p.gold, **o.model_dump()}
+                            if track == "reply":
+                                row["reference"] = p.reference
+                                j = judged.get(label, [None] * len(probes))[i]
+                                row["judgement"] = j.model_dump() if j is not None else None
+                            f.write(json.dumps(row, ensure_ascii=False) + "\n")
     arm = {"gate": gate, "retriever": retriever or settings.retriever, "policy": policy or settings.policy}
     header = {
-        "command": command_line(track_names, corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit),
+        "command": command_line(track_names, corpus, fmt, gate, retriever, policy, ks, out, seed, judge, limit, model),
         "code": report.code_version(),
         "corpus": {"path": str(corpus), "format": fmt, "sha256": digest,
                    "participants": len(release.participants),
@@ -163,4 +250,8 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
         "arm": arm, "seed": seed, "ks": ks, "store": store_note, "timings": timings,
         "arms": {t: [a.arm.describe() | {"label": a.label} for a in s] for t, s in specs.items()},
     }
+    if judge_:
+        header["judge"] = judge_.describe()
+    if "reply" in specs:
+        header["reply_model"] = gateway.resolve(settings.model)
     return report.write(out, header, sections, ks, release.warnings)

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from eval import judge as J
 from eval import metrics as M
 from eval.metrics import Metric
 from eval.replay import Outcome, Probe
 
 TRACKS = ("retrieval", "abstention", "demand", "ablation", "budget", "reconstruction", "chat", "qa")
-REPLAYED = ("retrieval", "abstention")
+REPLAYED = ("retrieval", "abstention")  # scored from steps 3-5
+JUDGED = ("chat", "qa", "ablation")  # scored from replies (steps 3-7) by a judge model
 BASELINES = ("recency", "bm25", "random", "oracle", "broken_oracle")  # printed in every retrieval table
 SUBSETS = {  # name -> (label, predicate)
     "with_gold": ("all probes with gold", lambda p: True),
@@ -36,19 +38,14 @@ class Section:
     curves: dict = field(default_factory=dict)  # plot data (hit@k, ROC, coverage)
 
 
-def not_computed(track: str, judge: str | None) -> Section:
+def not_computed(track: str, judge: str | None = None) -> Section:
+    """A judged track run without a judge: missing, with the reason (never 0)."""
     needs_judge = "needs --judge MODEL: {what} is judged by a model, and without one it is not computed (not 0)"
     why = {
         "chat": needs_judge.format(what="the chat content match (0-2)"),
         "qa": needs_judge.format(what="QA correctness"),
-        "ablation": needs_judge.format(what="the reply score whose gain Δ = π·γ1 + (1 − π)·γ0 decomposes")
-        + " (the decomposition itself is implemented: eval.metrics.decomposition)",
-        "reconstruction": "no profile or persona extractor exists yet in memory/: nothing writes a profile to "
-                          "match against the gold claims",
+        "ablation": needs_judge.format(what="the reply score whose gain Δ = π·γ1 + (1 − π)·γ0 decomposes"),
     }[track]
-    if judge and track in ("chat", "qa", "ablation"):
-        why = (f"judged scoring (--judge {judge}) is not implemented in this version: replies through steps "
-               "6-8 are not generated, so nothing was scored")
     return Section(track, not_computed=why)
 
 
@@ -171,9 +168,10 @@ def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], s
         sec.metrics.append(_share("fired_on_controls", int(sum(fired)), len(fired),
                                   "no control probes (session cold opens)", system=gate, stratum="control",
                                   subset="chat:scoreable"))
-    sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) is judged "
-                     "on replies: not computed without --judge MODEL. `fired_on_controls` is the gate-level "
-                     "share: how often the gate reached into the past on a cold open.")
+    sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) needs a judged "
+                     "reading of replies by context condition: not computed in this version (no judge prompt for it "
+                     "yet). `fired_on_controls` is the gate-level share: how often the gate reached into the past "
+                     "on a cold open.")
     sec.curves = {"roc": rocs}
     return sec
 
@@ -229,4 +227,143 @@ def budget(probes: list[Probe]) -> Section:
     if not curves:
         sec.not_computed = "no memory-bearing probes: there is no gold to fit in a budget"
     sec.curves = curves
+    return sec
+
+
+# --- judged tracks: chat, qa, ablation -----------------------------------------------------------
+
+CHAT_SUBSETS = {  # name -> predicate, over scoreable chat probes
+    "all": lambda p: True,
+    "memory_bearing": lambda p: p.memory_bearing,
+    "not_memory_bearing": lambda p: not p.memory_bearing,
+}
+ABLATIONS = (("oracle", "recent"), ("system", "recent"))  # (C2, C1) condition labels
+
+
+def _missing_note(what: str, judged: list) -> str | None:
+    """'k of n missing: reason (count), ...' for judgements that are None or carry no value."""
+    reasons: dict[str, int] = {}
+    for j in judged:
+        if j is not None and j.value is None:
+            grouped = j.reason.startswith(("unparseable judgement", "no reply", "judge model fault"))
+            key = j.reason.split(":")[0] if grouped else j.reason  # one line per kind, examples in outcomes.jsonl
+            reasons[key] = reasons.get(key, 0) + 1
+    if not reasons:
+        return None
+    n = sum(1 for j in judged if j is not None)
+    parts = ", ".join(f"{r} ({c})" for r, c in sorted(reasons.items(), key=lambda t: -t[1]))
+    return (f"{what}: {sum(reasons.values())} of {n} judgements missing, left out of every mean (never counted "
+            f"as 0): {parts}")
+
+
+def _judged_means(sec: Section, name: str, sub: list[Probe], judged: list, groups, seed: int, **labels) -> None:
+    """Micro and macro means of the judged values per (stratum, subset) group; missing ones left out."""
+    for stratum, subset, ix in groups:
+        have = [i for i in ix if judged[i] is not None and judged[i].value is not None]
+        for avg in ("micro", "macro"):
+            lab = dict(stratum=stratum, subset=subset, average=avg, **labels)
+            if not ix:
+                continue
+            if not have:
+                why = next((judged[i].reason for i in ix if judged[i] is not None and judged[i].reason),
+                           "nothing was judged")
+                sec.metrics.append(Metric(name=name, value=None, n=0, reason=f"every judgement missing ({why})",
+                                          extra={"probes": len(ix)}, **lab))
+                continue
+            m = M.mean_metric(name, [judged[i].value for i in have], [sub[i].participant for i in have],
+                              seed=seed, **lab)
+            m.extra = {**m.extra, "probes": len(ix), "missing": len(ix) - len(have)}
+            sec.metrics.append(m)
+
+
+def chat(probes: list[Probe], judged: dict[str, list], system: str, judge: str, seed: int = 0) -> Section:
+    """Content match 0-2 of the system's replies against each probe's reference reply."""
+    sec = Section("chat")
+    ix_all = [i for i, p in enumerate(probes) if p.source == "chat" and p.scoreable]
+    if not ix_all:
+        sec.not_computed = "no scoreable chat probes in this corpus"
+        return sec
+    got = judged["system"]
+    groups = []
+    for stratum in ("all", "proportional", "enriched", "control"):
+        for sname, pred in CHAT_SUBSETS.items():
+            ix = [i for i in ix_all if (stratum == "all" or probes[i].stratum == stratum) and pred(probes[i])]
+            if ix and not (stratum == "control" and sname != "all"):
+                groups.append((stratum, f"chat:{sname}", ix))
+    _judged_means(sec, "content_match", probes, got, groups, seed, system=system)
+    for stratum, subset, ix in groups:  # the distribution behind each mean, for the full-match share
+        if subset == "chat:all":
+            vals = [got[i].value for i in ix if got[i] is not None and got[i].value is not None]
+            if vals:
+                k = sum(v == 2 for v in vals)
+                sec.metrics.append(Metric(name="full_match_share", value=k / len(vals), n=len(vals),
+                                          interval=M.wilson(k, len(vals)), method="Wilson 95%", stratum=stratum,
+                                          subset=subset, system=system,
+                                          extra={"scores": {s: sum(v == s for v in vals) for s in (0, 1, 2)}}))
+    if note := _missing_note("content match", [got[i] for i in ix_all]):
+        sec.notes.append(note)
+    sec.notes.append(f"judge {judge}, prompt {J.CHAT_PROMPT}: 2 = the reference's key content, 1 = part of it, "
+                     "0 = none or a contradiction. Replies come from the turn's steps 3-7 as of each probe "
+                     "and are never stored, so no probe changes what a later one sees.")
+    return sec
+
+
+def qa(probes: list[Probe], judged: dict[str, list], system: str, judge: str, seed: int = 0) -> Section:
+    """Correctness of the system's answers against the gold answers."""
+    sec = Section("qa")
+    ix_all = [i for i, p in enumerate(probes) if p.source == "qa"]
+    if not ix_all:
+        sec.not_computed = "no written questions in this corpus"
+        return sec
+    got = judged["system"]
+    groups = [("all", "qa:all", ix_all)]
+    for cat in sorted({probes[i].category for i in ix_all if probes[i].category is not None}):
+        groups.append((f"category:{cat}", "qa:all", [i for i in ix_all if probes[i].category == cat]))
+    _judged_means(sec, "accuracy", probes, got, groups, seed, system=system)
+    if note := _missing_note("QA correctness", [got[i] for i in ix_all]):
+        sec.notes.append(note)
+    sec.notes.append(f"judge {judge}, prompt {J.QA_PROMPT}: correct = the gold answer's content. Questions are "
+                     "asked after the whole history, through the turn's steps 3-7, answers never stored.")
+    return sec
+
+
+def ablation(probes: list[Probe], judged: dict[str, list], conditions: dict[str, str], judge: str,
+             seed: int = 0) -> Section:
+    """Δ = π·γ1 + (1 − π)·γ0 of the content-match gain of C2 over C1, on the proportional stratum."""
+    sec = Section("ablation")
+    ix_all = [i for i, p in enumerate(probes) if p.source == "chat" and p.scoreable and p.stratum == "proportional"]
+    if not ix_all:
+        sec.not_computed = "no scoreable chat probes in the proportional stratum (only it carries the decomposition)"
+        return sec
+    for c2, c1 in ABLATIONS:
+        a, b = judged[c2], judged[c1]
+        both = [i for i in ix_all if a[i] is not None and a[i].value is not None
+                and b[i] is not None and b[i].value is not None]
+        label = f"{c2} vs {c1}"
+        lab = dict(system=label, stratum="proportional", subset="chat:scoreable")
+        for cond in (c1, c2):
+            vals = [i for i in ix_all if judged[cond][i] is not None and judged[cond][i].value is not None]
+            sec.metrics.append(M.mean_metric(f"content_match[{cond}]", [judged[cond][i].value for i in vals],
+                                             [probes[i].participant for i in vals], seed=seed, **lab)
+                               if vals else Metric(name=f"content_match[{cond}]", value=None, n=0,
+                                                   reason="every judgement missing", **lab))
+        if not both:
+            for nm in ("delta", "pi", "gamma1", "gamma0"):
+                sec.metrics.append(Metric(name=nm, value=None, n=0, reason="no probe judged under both conditions",
+                                          **lab))
+            continue
+        gains = [a[i].value - b[i].value for i in both]
+        y = [probes[i].memory_bearing for i in both]
+        d = M.decomposition(gains, y, [probes[i].participant for i in both], seed=seed, **lab)
+        sec.metrics += [d.delta, d.pi, d.gamma1, d.gamma0]
+        pi, g1, g0 = d.pi.value, d.gamma1.value, d.gamma0.value
+        rebuilt = pi * (g1 if g1 is not None else 0.0) + (1 - pi) * (g0 if g0 is not None else 0.0)
+        sec.metrics.append(Metric(name="identity_residual", value=d.delta.value - rebuilt, n=len(both),
+                                  reason=None, extra={"pi_gamma1_plus_1_minus_pi_gamma0": rebuilt}, **lab))
+        if len(both) < len(ix_all):
+            sec.notes.append(f"{label}: {len(ix_all) - len(both)} of {len(ix_all)} proportional probes lack a "
+                             "judgement under one condition and are left out of Δ, π, γ1 and γ0 alike")
+    sec.notes.append(f"conditions: {'; '.join(f'{k} = {v}' for k, v in conditions.items())}. Score: content match "
+                     f"0-2 by judge {judge} (prompt {J.CHAT_PROMPT}). π here is the memory-bearing share of the "
+                     "probes judged under both conditions. A gain that lives in γ0 is not evidence that memory helped.")
     return sec
