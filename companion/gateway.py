@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import companion  # noqa: F401  (sets the no-telemetry environment before litellm loads)
@@ -38,6 +38,7 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     attempts: int
+    tool_calls: list[dict] = field(default_factory=list)  # {"name", "arguments"} as the model sent them
 
 
 def resolve(model: str) -> str:
@@ -73,31 +74,54 @@ def ensure_backends() -> None:
         custom_llm_setup()
 
 
-def _stream(model, messages, max_tokens, out: queue.Queue, cancel: threading.Event):
+def supports_tools(model: str) -> bool:
+    """Whether the model takes tools: a registered backend says so itself, litellm knows the rest."""
+    model = resolve(model)
+    provider = model.split("/", 1)[0]
+    if provider in registry.names("model"):
+        return bool(getattr(registry.get("model", provider), "supports_tools", False))
+    try:
+        return bool(_litellm().supports_function_calling(model=model))
+    except Exception:  # unknown to litellm's map: assume not
+        return False
+
+
+def _stream(model, messages, max_tokens, out: queue.Queue, cancel: threading.Event, tools=None):
     litellm = _litellm()
     try:
         usage = None
+        calls: dict[int, dict] = {}
+        extra = {"tools": tools} if tools else {}
         for chunk in litellm.completion(model=model, messages=messages, max_tokens=max_tokens, stream=True,
-                                        stream_options={"include_usage": True}):
+                                        stream_options={"include_usage": True}, **extra):
             if cancel.is_set():
                 return
             if getattr(chunk, "usage", None):
                 usage = chunk.usage
             if chunk.choices:
-                piece = chunk.choices[0].delta.content
+                delta = chunk.choices[0].delta
+                piece = delta.content
                 if piece:
                     out.put(("text", piece))
+                for tc in getattr(delta, "tool_calls", None) or []:
+                    c = calls.setdefault(tc.index or 0, {"name": "", "arguments": ""})
+                    fn = tc.function
+                    if fn is not None:
+                        c["name"] += fn.name or ""
+                        c["arguments"] += fn.arguments or ""
+        out.put(("calls", [calls[i] for i in sorted(calls)]))
         out.put(("done", usage))
     except BaseException as e:  # handed to the caller's thread
         out.put(("error", e))
 
 
-def _attempt(model, messages, max_tokens, timeout, on_token) -> tuple[str, object, bool]:
+def _attempt(model, messages, max_tokens, timeout, on_token, tools=None) -> tuple[str, object, list[dict]]:
     out: queue.Queue = queue.Queue()
     cancel = threading.Event()
-    threading.Thread(target=_stream, args=(model, messages, max_tokens, out, cancel), daemon=True).start()
+    threading.Thread(target=_stream, args=(model, messages, max_tokens, out, cancel, tools), daemon=True).start()
     deadline = time.monotonic() + timeout
     pieces: list[str] = []
+    calls: list[dict] = []
     while True:
         remaining = deadline - time.monotonic()
         try:
@@ -109,8 +133,10 @@ def _attempt(model, messages, max_tokens, timeout, on_token) -> tuple[str, objec
             pieces.append(value)
             if on_token:
                 on_token(value)
+        elif kind == "calls":
+            calls = value
         elif kind == "done":
-            return "".join(pieces), value, bool(pieces)
+            return "".join(pieces), value, calls
         else:
             raise ModelError(f"model {model} failed: {type(value).__name__}: {value}") from value
 
@@ -123,6 +149,7 @@ def complete(
     timeout: float = 120.0,
     max_tokens: int = 200,
     retries: int = 1,
+    tools: list[dict] | None = None,
 ) -> Completion:
     model = resolve(model)
     ensure_backends()
@@ -137,8 +164,8 @@ def complete(
                 on_token(piece)
 
         try:
-            text, usage, _ = _attempt(model, messages, max_tokens, timeout, relay)
-            if not text.strip():
+            text, usage, calls = _attempt(model, messages, max_tokens, timeout, relay, tools)
+            if not text.strip() and not calls:
                 raise ModelError(f"model {model} returned an empty reply")
         except ModelError:
             # Retry only while nothing was shown: a retry after streamed text would repeat it.
@@ -151,4 +178,5 @@ def complete(
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             attempts=attempts,
+            tool_calls=calls,
         )

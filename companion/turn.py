@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Callable
 
 from companion import gateway, prompts, trials
@@ -27,7 +28,10 @@ from memory.policies import Applied
 from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
+from wrapper import actions, intents, selector, sessions
 from wrapper import render as wrapper
+from wrapper import tools as ix_tools
+from wrapper.inventory import load as inventory
 
 
 @dataclass
@@ -49,8 +53,10 @@ class _Clock:
         self.t = now
 
 
-def build_prompt(ctx: TurnContext, applied: Applied) -> list[dict]:
+def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> list[dict]:
     system = prompts.SYSTEM.format(context=ctx.context)
+    if ix:
+        system += "\n\n" + ix_block(ix)
     if applied.file_memory:
         system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
     if applied.items:
@@ -64,6 +70,129 @@ def build_prompt(ctx: TurnContext, applied: Applied) -> list[dict]:
         out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
     out.append({"role": "user", "content": ctx.text})
     return out
+
+
+def ix_block(ix: dict) -> str:
+    """The interaction part of the system prompt: instructions (selector) or the tool contract."""
+    inv = inventory()
+    if ix["path"] == "model":
+        known = ", ".join(f"{inv.attributes[a].title}: {v}" for a, v in sorted(ix["found"].items()))
+        return prompts.IX_TOOLS.format(known=prompts.IX_KNOWN.format(items=known) if known else "")
+    lines = [f"- {inv.attributes[a].settings[d.setting]}" for a, d in ix["selected"].items()
+             if inv.attributes[a].processing == "pass_through" or a == "solution_breadth"]
+    return prompts.IX_SELECTOR.format(lines="\n".join(lines))
+
+
+@dataclass
+class Wrapped:
+    """Steps 6-7 of one turn, before anything is stored."""
+    shown: str | None  # None on a model fault
+    reply_text: str | None = None
+    rendered: wrapper.Rendered | None = None
+    selected: dict = field(default_factory=dict)  # attribute -> selector.Declared
+    proposals: list[dict] = field(default_factory=list)  # kind, args, requested, origin, status, reason
+    calls: ix_tools.Calls = field(default_factory=ix_tools.Calls)
+    path: str = "selector"
+
+
+def _path(settings: Settings) -> str:
+    if settings.tools == "off":
+        return "selector"
+    if settings.tools == "on":
+        return "model"
+    return "model" if gateway.supports_tools(settings.model) else "selector"
+
+
+def _when(value: str | None, now: datetime) -> str | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        found = intents.parse_when(value, now)
+        return found.isoformat() if found else None
+
+
+def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime) -> list[dict]:
+    """Actions proposed this turn, each marked whether this message asked for it."""
+    asked = intents.actions_requested(ctx.text, now)
+    asked_kinds = {i.kind for i in asked}
+    out = []
+    if path == "model":
+        for kind, args in calls.actions:
+            args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
+            out.append({"kind": kind, "args": args, "requested": kind in asked_kinds, "origin": "model"})
+    else:
+        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
+        if intents.mentions_upcoming(ctx.text) and "schedule_checkin" not in asked_kinds:
+            when = intents.parse_when(ctx.text, now)
+            out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
+                        "args": {"when": (when or now + timedelta(days=1)).replace(
+                                     hour=18, minute=0, second=0, microsecond=0).isoformat(),
+                                 "topic": ctx.text[:80]}})
+        for i in asked:
+            if i.kind == "add_calendar_entry" and i.args.get("when"):
+                out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
+                            "args": {"text": i.args.get("title"), "when": i.args["when"]}})
+    for p in out:
+        p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
+                                                  p["requested"], chosen)
+        if p["status"] == "run":
+            p["status"] = "scheduled" if p["kind"] in ("set_reminder", "schedule_checkin") else "done"
+    return out
+
+
+def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace,
+            on_token: Callable[[str], None] | None = None, session: dict | None = None,
+            carried: list | None = None, now: datetime | None = None, clock: "_Clock | None" = None) -> Wrapped:
+    """Steps 6-7: choose interaction settings, generate, wrap. Stores nothing (the eval calls it too)."""
+    now = now or datetime.now().astimezone()
+    clock = clock or _Clock(trace)
+    path = _path(settings)
+    try:
+        found = selector.source_settings(settings.ix_source, ctx)
+    except Exception as e:  # a broken source must not lose the turn: defaults hold
+        trace.error("select", e)
+        trace.fallbacks.append(f"interaction source {settings.ix_source} failed: defaults used")
+        found = {}
+    before = selector.select(ctx.context, settings.ix_source, found, session or {}, {})
+
+    # 6 GENERATE
+    trace.model = gateway.resolve(settings.model)
+    try:
+        done = gateway.complete(
+            settings.model, build_prompt(ctx, applied, {"path": path, "found": found, "selected": before}),
+            on_token=on_token, timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
+            tools=ix_tools.all_tools() if path == "model" else None,
+        )
+    except gateway.ModelError as e:
+        trace.error("generate", e)
+        trace.fallbacks.append("model fault: the participant was told, no reply stored")
+        clock.lap("generate")
+        return Wrapped(shown=None, path=path, selected=before)
+    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
+    clock.lap("generate")
+
+    # 7 WRAP
+    calls = ix_tools.parse(done.tool_calls)
+    for fault in calls.faults:
+        trace.error("tool_call", fault)
+    chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
+    plain = selector.plain(chosen)
+    proposals = _proposals(ctx, path, calls, plain, now)
+    shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
+                      "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
+                      "outbox": p["kind"] in ("draft_message", "send_message"),
+                      "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
+                     for p in proposals if p["status"] != "dropped"]
+    rendered = wrapper.render(done.text, plain, calls.payload, actions=shown_actions, faults=calls.faults,
+                              carried=carried)
+    trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
+                         "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
+                         **rendered.interaction, "faults": calls.faults}
+    clock.lap("wrap")
+    return Wrapped(shown=rendered.shown or done.text.strip(), reply_text=done.text, rendered=rendered,
+                   selected=chosen, proposals=proposals, calls=calls, path=path)
 
 
 def context_at(store: Store, participant: str, text: str, as_of: int, context: str,
@@ -137,6 +266,8 @@ def turn(
     context: str = "personal",
     settings: Settings | None = None,
     on_token: Callable[[str], None] | None = None,
+    at: datetime | None = None,
+    extra: dict | None = None,
 ) -> TurnResult:
     settings = settings or Settings()
     if context not in messages.CONTEXTS:
@@ -152,10 +283,25 @@ def turn(
         return TurnResult(shown=consent.refusal(participant, state), refused=True)
 
     # 2 log
-    msg = messages.append(store, participant, "user", text, context)
+    msg = messages.append(store, participant, "user", text, context, ts=at)
     trace.dayid = msg.dayid
-    ctx = context_at(store, participant, msg.text, msg.ordinal, context, settings)
+    ctx = context_at(store, participant, msg.text, msg.ordinal, context, settings, extra)
     clock.lap("log_message")
+
+    # Before recall, the wrapper reads the message as a reaction: a stated preference updates the
+    # cell now (learning from reactions), a short yes/no resolves a held action, a missing fact
+    # completes an action waiting for it.
+    learned = sessions.learn(store, participant, msg)
+    sess = sessions.load(store, participant, context, msg, settings.session_gap_minutes)
+
+    def chosen() -> dict[str, str]:
+        found = selector.source_settings(settings.ix_source, ctx)
+        return selector.plain(selector.select(context, settings.ix_source, found, sess.declared, {}))
+
+    if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved):
+        trace.interaction = {"learned": learned} if learned else {}
+        trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
+        return _finish_without_model(store, participant, context, msg, handled, trace, state, clock, started)
 
     # 3-5 DECIDE, RETRIEVE, APPLY
     arm = trials.arm_for(store, participant, settings)
@@ -164,46 +310,54 @@ def turn(
     if applied.file_lines:  # the re-capture guard: what was injected is never extracted back
         derived.note_injected(store, participant, msg.ordinal, applied.file_lines)
 
-    # 6 GENERATE
-    trace.model = gateway.resolve(settings.model)
-    reply_text = None
-    try:
-        done = gateway.complete(
-            settings.model, build_prompt(ctx, applied), on_token=on_token,
-            timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
-        )
-        reply_text = done.text
-        trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens,
-                        "attempts": done.attempts}
-    except gateway.ModelError as e:
-        trace.error("generate", e)
-        trace.fallbacks.append("model fault: the participant was told, no reply stored")
-    clock.lap("generate")
+    # 6-7 GENERATE, WRAP
+    wrapped = respond(ctx, applied, settings, trace, on_token=on_token, session=sess.declared,
+                      carried=sess.carried, now=sessions.when(msg), clock=clock)
+    if learned:
+        trace.interaction["learned"] = learned
 
-    # 7 WRAP
-    if reply_text is not None:
-        rendered = wrapper.render(reply_text, interaction={})
-        trace.interaction = {"mode": rendered.mode, **rendered.interaction}
-        trace.actions_run, trace.actions_held = rendered.actions_run, rendered.actions_held
-        shown = rendered.shown
-    else:
-        shown = prompts.FALLBACK_REPLY
-    clock.lap("wrap")
-
-    # 8 log: the reply and its trace land together or not at all
-    def save_trace(conn, stored):
+    # 8 log: the reply, its actions, the session state and the trace land together or not at all
+    def save_all(conn, stored):
         if stored:
             trace.reply_dayid = stored[0].dayid
+        for p in wrapped.proposals:
+            row, _ = actions.record(conn, participant, context, p["kind"], p["args"], requested=p["requested"],
+                                    origin=p["origin"], dayid=msg.dayid, settings=selector.plain(wrapped.selected),
+                                    default_when=_default_when(sessions.when(msg)))
+            (trace.actions_run if row.status in ("done", "scheduled") else trace.actions_held
+             if row.status in actions.PENDING else trace.actions_dropped).append(row.public())
+        sessions.save(conn, participant, sess, wrapped.selected if wrapped.shown is not None else {},
+                      wrapped.rendered, msg)
         clock.lap("log_reply")
         trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
         if state.allows("logging"):  # no research logging consented: the turn leaves no trace row
             traces.save(store, trace, conn)
 
-    if reply_text is not None:
+    if wrapped.shown is not None:
         [reply] = messages.append_many(
-            store, participant, [dict(sender="companion", text=shown, context=context)], also=save_trace)
+            store, participant, [dict(sender="companion", text=wrapped.shown, context=context)], also=save_all)
+        shown = wrapped.shown
     else:
-        reply = None
+        reply, shown = None, prompts.FALLBACK_REPLY
         with store.transaction() as conn:
-            save_trace(conn, [])
+            save_all(conn, [])
+    return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)
+
+
+def _default_when(now: datetime) -> str:
+    """The time assumed for a reminder or check-in when none was given (Elicitation: infer)."""
+    nxt = now.astimezone() + timedelta(days=1)
+    return nxt.replace(hour=9, minute=0, second=0, microsecond=0).isoformat()
+
+
+def _finish_without_model(store, participant, context, msg, shown, trace, state, clock, started) -> TurnResult:
+    def save(conn, stored):
+        trace.reply_dayid = stored[0].dayid
+        clock.lap("log_reply")
+        trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
+        if state.allows("logging"):
+            traces.save(store, trace, conn)
+
+    [reply] = messages.append_many(store, participant, [dict(sender="companion", text=shown, context=context)],
+                                   also=save)
     return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)

@@ -30,9 +30,11 @@ class Trace(BaseModel):
     applied: dict = Field(default_factory=dict)  # policy, heading, items, recent, tokens
     model: str | None = None
     tokens: dict = Field(default_factory=dict)  # prompt, completion
-    interaction: dict = Field(default_factory=dict)  # settings chosen by the wrapper
+    interaction: dict = Field(default_factory=dict)  # settings declared and by whom, rendered, hidden
     actions_run: list[dict] = Field(default_factory=list)
-    actions_held: list[dict] = Field(default_factory=list)
+    actions_held: list[dict] = Field(default_factory=list)  # held for approval or waiting for facts
+    actions_dropped: list[dict] = Field(default_factory=list)  # not done: outreach low, as-asked, reactive
+    actions_resolved: list[dict] = Field(default_factory=list)  # approved, rejected or completed this turn
     errors: list[TraceError] = Field(default_factory=list)
     fallbacks: list[str] = Field(default_factory=list)
     latency_ms: dict[str, float] = Field(default_factory=dict)  # per step, and total

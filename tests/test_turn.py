@@ -118,7 +118,7 @@ def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(sto
 
     seen = []
     real = turn_mod.build_prompt
-    turn_mod.build_prompt = lambda ctx, applied: seen.append(real(ctx, applied)) or seen[-1]
+    turn_mod.build_prompt = lambda ctx, applied, ix=None: seen.append(real(ctx, applied, ix)) or seen[-1]
     try:
         quiet = settings.model_copy(update={"gate": "never"})
         turn(store, ana, "I work nights at the hospital", settings=quiet)

@@ -13,11 +13,19 @@ import litellm
 from litellm.types.utils import GenericStreamingChunk
 
 
-def _chunk(text: str, finished: bool = False, usage: dict | None = None) -> GenericStreamingChunk:
+def _chunk(text: str, finished: bool = False, usage: dict | None = None, tool_use: dict | None = None,
+           finish_reason: str = "stop") -> GenericStreamingChunk:
     return GenericStreamingChunk(
-        text=text, is_finished=finished, finish_reason="stop" if finished else "",
-        usage=usage, index=0, tool_use=None,
+        text=text, is_finished=finished, finish_reason=finish_reason if finished else "",
+        usage=usage, index=0, tool_use=tool_use,
     )
+
+
+class ToolCall(dict):
+    """Yielded by `generate` (instead of text) by a backend that calls a tool."""
+
+    def __init__(self, name: str, arguments: str):
+        super().__init__(name=name, arguments=arguments)
 
 
 def rough_tokens(text: str) -> int:
@@ -25,7 +33,9 @@ def rough_tokens(text: str) -> int:
 
 
 class TextBackend(litellm.CustomLLM):
-    def generate(self, model: str, messages: list[dict], params: dict) -> Iterator[str]:
+    supports_tools = False  # a backend whose `generate` may yield ToolCall sets this
+
+    def generate(self, model: str, messages: list[dict], params: dict) -> Iterator[str | ToolCall]:
         raise NotImplementedError
 
     def count_prompt(self, messages: list[dict]) -> int:
@@ -36,18 +46,29 @@ class TextBackend(litellm.CustomLLM):
         return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
     def streaming(self, model, messages, *args, optional_params=None, **kwargs):
-        out = []
+        out, n_calls = [], 0
         for piece in self.generate(model, messages, dict(optional_params or {})):
+            if isinstance(piece, ToolCall):
+                yield _chunk("", tool_use={"id": f"call_{n_calls}", "type": "function", "index": n_calls,
+                                           "function": {"name": piece["name"], "arguments": piece["arguments"]}})
+                n_calls += 1
+                continue
             out.append(piece)
             yield _chunk(piece)
-        yield _chunk("", finished=True, usage=self._usage(messages, "".join(out)))
+        yield _chunk("", finished=True, usage=self._usage(messages, "".join(out)),
+                     finish_reason="tool_calls" if n_calls else "stop")
 
     def completion(self, model, messages, *args, optional_params=None, model_response=None, **kwargs):
-        text = "".join(self.generate(model, messages, dict(optional_params or {})))
+        pieces = list(self.generate(model, messages, dict(optional_params or {})))
+        calls = [p for p in pieces if isinstance(p, ToolCall)]
+        text = "".join(p for p in pieces if not isinstance(p, ToolCall))
         usage = self._usage(messages, text)
         resp = litellm.ModelResponse(model=model)
         resp.choices[0].message.content = text
-        resp.choices[0].finish_reason = "stop"
+        if calls:
+            resp.choices[0].message.tool_calls = [
+                {"id": f"call_{i}", "type": "function", "function": dict(c)} for i, c in enumerate(calls)]
+        resp.choices[0].finish_reason = "tool_calls" if calls else "stop"
         resp.usage = litellm.Usage(**usage)
         return resp
 
