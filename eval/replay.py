@@ -26,8 +26,7 @@ from tqdm import tqdm
 
 from companion.settings import Settings
 from companion.trials import Arm
-from companion import gateway
-from companion.turn import build_prompt, context_at, recall
+from companion.turn import context_at, recall, respond
 from eval.ingest import ingest
 from eval.readers import Participant, Release
 from memory import messages
@@ -208,32 +207,6 @@ def open_store(release: Release, work: Path, digest: str, progress: bool = True)
 # --- replay ---------------------------------------------------------------------------------------
 
 
-try:  # steps 6-7 of the turn (generate, wrap), storing nothing
-    from companion.turn import respond as _respond
-except ImportError:  # pragma: no cover - SHIM until companion.turn.respond is committed; then deleted
-    _respond = None
-
-
-def respond(ctx, applied, settings: Settings, trace: Trace) -> str | None:
-    """The shown text of the turn's steps 6-7 for this context, or None on a model fault (in the trace)."""
-    if _respond is not None:
-        got = _respond(ctx, applied, settings, trace)
-        return got if got is None or isinstance(got, str) else got.shown
-    # SHIM (same steps through the turn's own prompt builder and the gateway), deleted once respond lands
-    from wrapper import render as wrapper
-
-    trace.model = gateway.resolve(settings.model)
-    try:
-        done = gateway.complete(settings.model, build_prompt(ctx, applied), timeout=settings.timeout,
-                                max_tokens=settings.max_tokens, retries=settings.retries)
-    except gateway.ModelError as e:
-        trace.error("generate", e)
-        trace.fallbacks.append("model fault: no reply")
-        return None
-    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
-    return wrapper.render(done.text, interaction={}).shown
-
-
 def replay(store: Store, release: Release, probes: list[Probe], arms: list[ArmSpec], settings: Settings,
            progress: bool = True) -> dict[str, list[Outcome | None]]:
     """Outcomes per arm key, aligned with `probes` (None where the arm does not apply)."""
@@ -271,9 +244,9 @@ def _one(store: Store, p: Probe, mine: list[ArmSpec], s: Settings, out: dict, i:
             retrieve=None if decision is None else decision.retrieve,
             score=None if decision is None else decision.score,
             ranked=[h.dayid for h in hits], applied=[h.dayid for h in applied.items], error=err)
-        if a.reply:
+        if a.reply:  # steps 6-7: the turn's own prompt, gateway call and wrapper; nothing stored
             seen = len(trace.errors)
-            o.reply = respond(ctx, applied, s, trace)
+            o.reply = respond(ctx, applied, s, trace).shown
             o.reply_tokens = dict(trace.tokens or {})
             if o.reply is None:
                 o.reply_error = "; ".join(f"{e.step}: {e.type}: {e.message}" for e in trace.errors[seen:]) \
