@@ -15,7 +15,7 @@ from pathlib import Path
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
 
-from companion import auth, researcher, trials
+from companion import auth, inspector, researcher, trials
 from consent import access
 from companion.settings import Settings
 from companion.turn import turn
@@ -117,6 +117,36 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 download_file = gr.File(label="Your data (JSON)", visible=False, interactive=False)
                 withdraw_confirm = gr.Checkbox(label="Yes, erase everything about me", value=False)
                 account_msg = gr.Markdown(elem_id="account-msg")
+                with gr.Accordion("What I remember", open=False, elem_id="memory-inspector") as mem_box:
+                    gr.Markdown("What the companion has learned about you, each item with the messages it "
+                                "came from. Pick an item to see them; correct or delete what is wrong. "
+                                "A deleted item is gone everywhere and is not learned again from the same messages.")
+                    mem_refresh = gr.Button("Refresh", size="sm", elem_id="mem-refresh")
+                    mem_table = gr.Dataframe(headers=inspector.COLUMNS, interactive=False, wrap=True,
+                                             elem_id="mem-table")
+                    with gr.Row():
+                        mem_item = gr.Dropdown(label="Item", choices=[], value=None, allow_custom_value=True,
+                                               scale=2, elem_id="mem-item")
+                        mem_text = gr.Textbox(label="New wording (profile, file memory) or setting (preference)",
+                                              scale=3, elem_id="mem-text")
+                    with gr.Row():
+                        mem_show_btn = gr.Button("Show sources", size="sm", elem_id="mem-show")
+                        mem_edit_btn = gr.Button("Save correction", size="sm", elem_id="mem-edit")
+                        mem_delete_btn = gr.Button("Delete everywhere", size="sm", variant="stop",
+                                                   elem_id="mem-delete")
+                    mem_msg = gr.Markdown(elem_id="mem-msg")
+                    mem_sources = gr.Markdown(elem_id="mem-sources")
+                    gr.Markdown("#### Persona")
+                    mem_persona = gr.Markdown(elem_id="mem-persona")
+                    gr.Markdown("#### Memory document")
+                    mem_file = gr.Markdown(elem_id="mem-file")
+                    with gr.Row():
+                        mem_version = gr.Dropdown(label="Version", choices=[], value=None, allow_custom_value=True,
+                                                  scale=3, elem_id="mem-version")
+                        mem_show_v = gr.Button("Show version", size="sm", scale=1)
+                        mem_restore_btn = gr.Button("Restore this version", size="sm", scale=1,
+                                                    elem_id="mem-restore")
+                    mem_version_text = gr.Markdown(elem_id="mem-version-text")
 
         with gr.Tab("Researcher", elem_id="tab-research"):
             with gr.Row():
@@ -194,9 +224,10 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                     "You declined: nothing about you was stored.")
 
         outs = [session, signin_box, consent_box, chat_box, who, chatbot, signin_msg]
-        signin_btn.click(sign_in, [name, passphrase, session], outs)
-        passphrase.submit(sign_in, [name, passphrase, session], outs)
-        accept_btn.click(accept, [session], outs)
+        # events after which the page shows another participant (or none): the inspector follows
+        switched = [signin_btn.click(sign_in, [name, passphrase, session], outs),
+                    passphrase.submit(sign_in, [name, passphrase, session], outs),
+                    accept_btn.click(accept, [session], outs)]
         decline_btn.click(decline, [session], outs)
 
         def respond(message, ctx_name, chat, sess: dict):
@@ -244,7 +275,7 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             sess["participant"], sess["pending"] = None, {}
             return (sess, *show("signin"), "", [], "Signed out.")
 
-        signout.click(sign_out, [session], outs)
+        switched.append(signout.click(sign_out, [session], outs))
 
         def my_data(sess: dict):
             if not sess["participant"]:
@@ -265,7 +296,72 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             return (sess, *show("signin"), "", [], erased.message(), "")
 
         download_btn.click(my_data, [session], [download_file])
-        withdraw_btn.click(withdraw, [withdraw_confirm, session], outs + [account_msg])
+        switched.append(withdraw_btn.click(withdraw, [withdraw_confirm, session], outs + [account_msg]))
+
+        # "What I remember": every handler reads the participant from the server-side session;
+        # item keys from the browser are looked up within that participant's rows only.
+        def mem_guard(sess: dict) -> str:
+            if not sess.get("participant"):
+                raise gr.Error("Sign in first.")
+            return sess["participant"]
+
+        def mem_view(sess: dict):
+            p = sess.get("participant")
+            if not p:  # signed out: nothing of the last participant stays on the page
+                return ([], gr.update(choices=[], value=None), "", "", gr.update(choices=[], value=None), "", "")
+            table = inspector.rows(store, p)
+            return (table, gr.update(choices=inspector.choices(table), value=None),
+                    inspector.persona_markdown(store, p), inspector.file_markdown(store, p),
+                    gr.update(choices=inspector.versions(store, p), value=None), "", "")
+
+        def mem_do(action, *args):
+            try:
+                return action(*args)
+            except (inspector.Refused, StoreError, ValueError) as e:
+                raise gr.Error(str(e)) from None
+
+        def mem_sources_of(key, sess: dict):
+            if not key:
+                return ""
+            return mem_do(inspector.sources, store, mem_guard(sess), key)
+
+        def mem_select(evt: gr.SelectData, sess: dict):
+            # a click on a row of the table picks its item (the key is in the first column)
+            row = evt.row_value or []
+            return row[0] if row else gr.update()
+
+        def mem_edit(key, new, sess: dict):
+            return mem_do(inspector.edit, store, mem_guard(sess), key, new)
+
+        def mem_delete(key, sess: dict):
+            return mem_do(inspector.delete, store, mem_guard(sess), key)
+
+        def mem_version_of(version, sess: dict):
+            if version in (None, ""):
+                return ""
+            return mem_do(inspector.version_markdown, store, mem_guard(sess), version)
+
+        def mem_restore(version, sess: dict):
+            return mem_do(inspector.restore, store, mem_guard(sess), version)
+
+        mem_outs = [mem_table, mem_item, mem_persona, mem_file, mem_version, mem_sources, mem_version_text]
+        mem_refresh.click(mem_view, [session], mem_outs, api_name="mem_view")
+        mem_box.expand(mem_view, [session], mem_outs, api_visibility="private")
+        mem_table.select(mem_select, [session], [mem_item], api_visibility="private").then(
+            mem_sources_of, [mem_item, session], [mem_sources], api_visibility="private")
+        mem_item.input(mem_sources_of, [mem_item, session], [mem_sources], api_visibility="private")
+        mem_show_btn.click(mem_sources_of, [mem_item, session], [mem_sources], api_name="mem_sources")
+        mem_edit_btn.click(mem_edit, [mem_item, mem_text, session], [mem_msg], api_name="mem_edit").success(
+            mem_view, [session], mem_outs, api_visibility="private")
+        mem_delete_btn.click(mem_delete, [mem_item, session], [mem_msg], api_name="mem_delete").success(
+            mem_view, [session], mem_outs, api_visibility="private")
+        for ev in switched:
+            ev.then(lambda sess: (*mem_view(sess), "", ""), [session], mem_outs + [mem_msg, mem_text],
+                    api_visibility="private")
+        mem_show_v.click(mem_version_of, [mem_version, session], [mem_version_text], api_name="mem_version")
+        mem_version.input(mem_version_of, [mem_version, session], [mem_version_text], api_visibility="private")
+        mem_restore_btn.click(mem_restore, [mem_version, session], [mem_msg], api_name="mem_restore").success(
+            mem_view, [session], mem_outs, api_visibility="private")
 
         def r_guard(sess: dict) -> None:
             if not sess.get("researcher"):

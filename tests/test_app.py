@@ -55,3 +55,94 @@ def test_participant_downloads_their_data_and_withdraws(served):
     assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     with pytest.raises(Exception, match="Sign in first"):
         p.predict(api_name="/my_data")
+
+
+def _table(out) -> list[list]:
+    return out[0]["data"] if isinstance(out[0], dict) else out[0]
+
+
+def test_what_i_remember_lists_sources_corrects_deletes_and_stays_private(served):
+    from companion.scheduler import consolidate_all
+
+    url, store = served
+    consent.accept(store, "bob", pass_hash=auth.hash_passphrase("bob-pass"))
+    a = Client(url, verbose=False)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    a.predict("I live in Lisbon", "personal", [], api_name="/respond")
+    a.predict("please keep it short", "personal", [], api_name="/respond")
+    consolidate_all(store)
+
+    out = a.predict(api_name="/mem_view")
+    rows = {(r[1], r[2]): r for r in _table(out)}
+    claim = rows["profile", "Lives in Lisbon"]
+    assert claim[0].startswith("claim:") and claim[4] == "day1-1"  # day1-2 is the companion's reply
+    assert rows["file memory", "Lives in Lisbon"][4] == "day1-1"
+    cell = next(r for r in rows.values() if r[1] == "preference")
+    assert cell[2].startswith("verbosity = brief") and cell[4] == "day1-3"
+    persona_md, file_md = out[2], out[3]
+    assert "residence: Lisbon" in persona_md and "day1-1" in persona_md
+    assert "Lives in Lisbon" in file_md and "sources: day1-1" in file_md
+    src = a.predict(claim[0], api_name="/mem_sources")
+    assert "**day1-1** (you, personal" in src and "I live in Lisbon" in src
+
+    # B sees none of it, and cannot reach A's items by their keys
+    b = Client(url, verbose=False)
+    b.predict("bob", "bob-pass", api_name="/sign_in")
+    out_b = b.predict(api_name="/mem_view")
+    assert _table(out_b) == [] and "Lisbon" not in out_b[2] + out_b[3]
+    for api in ("/mem_sources", "/mem_delete"):
+        with pytest.raises(Exception, match=r"no claim \d+ for participant 'bob'"):
+            b.predict(claim[0], api_name=api)
+    with pytest.raises(Exception, match="no claim"):
+        b.predict(claim[0], "I live in Oslo", api_name="/mem_edit")
+    assert "Lives in Lisbon" in [r[2] for r in _table(a.predict(api_name="/mem_view"))]
+
+    # a preference gets a new setting; a wrong one is refused with the settings it could be
+    with pytest.raises(Exception, match="settings:"):
+        a.predict(cell[0], "loud", api_name="/mem_edit")
+    from memory import extract, filememory, ix_attributes
+
+    brief, detailed = (ix_attributes.describe("verbosity", x) for x in ("brief", "detailed"))
+    before_edit = filememory.versions(store, "ana")[-1]["version"]
+    assert brief in a.predict(before_edit, api_name="/mem_version")
+    msg = a.predict(cell[0], "detailed", api_name="/mem_edit")
+    assert "from brief to detailed" in msg
+    out = a.predict(api_name="/mem_view")
+    assert any(r[2].startswith("verbosity = detailed") for r in _table(out))
+    assert not any(r[2].startswith("verbosity = brief") for r in _table(out))
+    assert detailed in out[3] and brief not in out[3]  # the memory document says the new setting
+    # restoring the version before the edit brings the old line back into the document
+    msg = a.predict(before_edit, api_name="/mem_restore")
+    assert msg.startswith(f"Restored version {before_edit} ")
+    assert brief in a.predict(api_name="/mem_view")[3]
+    with pytest.raises(Exception, match="no file-memory version 999"):
+        a.predict(999, api_name="/mem_restore")
+
+    # a claim gets the participant's wording; then deleting it removes it for good
+    msg = a.predict(claim[0], "Lives in Porto since May", api_name="/mem_edit")
+    assert "Lives in Porto since May" in msg
+    new_claim = next(r for r in _table(a.predict(api_name="/mem_view"))
+                     if r[1] == "profile" and r[2] == "Lives in Porto since May")
+    assert new_claim[4] == "day1-1"
+    assert "Lives in Lisbon" in a.predict(new_claim[0], api_name="/mem_sources")  # earlier value shown
+    with pytest.raises(Exception, match="Choose an item"):
+        a.predict("everything", api_name="/mem_delete")
+    assert "Deleted" in a.predict(new_claim[0], api_name="/mem_delete")
+    consolidate_all(store)
+    extract.rebuild(store, "ana")  # even derived again from the whole history, day1-1 yields no residence
+    out = a.predict(api_name="/mem_view")
+    assert not [r for r in _table(out) if "Porto" in r[2] or "Lisbon" in r[2]]
+    assert "Porto" not in out[3] and "Lisbon" not in out[3] and "residence" not in out[2]
+    a.predict("I really do live in Lisbon", "personal", [], api_name="/respond")  # a new statement: new evidence
+    consolidate_all(store)
+    out = a.predict(api_name="/mem_view")
+    texts = [r[2] for r in _table(out)]
+    assert "Lives in Porto since May" not in texts and "Porto" not in out[3]
+    # what came back comes from the new message only, not from the deleted day1-1 source
+    assert all(r[4] != "day1-1" for r in _table(out) if r[1] == "profile")
+
+    # signed out: the inspector empties and its actions are refused
+    a.predict(api_name="/sign_out")
+    assert _table(a.predict(api_name="/mem_view")) == []
+    with pytest.raises(Exception, match="Sign in first"):
+        a.predict(new_claim[0], api_name="/mem_delete")

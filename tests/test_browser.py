@@ -284,3 +284,47 @@ def _drive(page: Page, server: str, tmp_path: Path) -> None:
     page.screenshot(path=str(tmp_path / "history.png"), full_page=True, animations="disabled")
 
     assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def test_what_i_remember_shows_a_claim_its_source_message_and_deletes_it(request, tmp_path):
+    chromium = _chromium()
+    server = request.getfixturevalue("server")
+    with _browser_page(chromium) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(server)
+        _sign_in(page, "inspector-tester", "correct horse battery")
+        page.locator("#consent-accept").click()
+        msg_box = page.locator("#msg textarea, #msg input")
+        expect(msg_box).to_be_visible()
+        msg_box.fill("I live in Lisbon")
+        page.locator("#send").click()
+        expect(page.locator("#chat").get_by_text("You said: I live in Lisbon", exact=True)).to_be_visible(
+            timeout=REPLY_TIMEOUT_MS)
+
+        # consolidation runs on the app's schedule; run it now, from outside, on the same file
+        from companion.scheduler import consolidate_all
+        from memory.store import Store
+
+        store = Store(tmp_path / "data")
+        try:
+            consolidate_all(store)
+        finally:
+            store.close()
+
+        page.locator("#memory-inspector").get_by_text("What I remember").first.click()
+        table = page.locator("#mem-table")
+        expect(table.get_by_role("gridcell", name="Lives in Lisbon", exact=True).first).to_be_visible()
+        page.locator("#mem-refresh").click()
+        claim_cell = table.get_by_role("gridcell", name=re.compile(r"^claim:\d+$"))
+        expect(claim_cell).to_have_count(1)
+        claim_cell.click()  # picking the row shows the message it came from
+        sources = page.locator("#mem-sources")
+        expect(sources).to_contain_text("day1-1")
+        expect(sources).to_contain_text("I live in Lisbon")
+        page.screenshot(path=str(tmp_path / "inspector.png"), full_page=True, animations="disabled")
+
+        page.locator("#mem-delete").click()
+        expect(page.locator("#mem-msg")).to_contain_text("Deleted claim:")
+        expect(table.get_by_role("gridcell", name="Lives in Lisbon", exact=True)).to_have_count(0)
+        assert not errors, f"uncaught errors in the page: {errors}"
