@@ -223,12 +223,17 @@ def _copy_store(store: Store, dest: Path) -> Store:
     return Store(dest)
 
 
-def reconstruction(release: Release, store: Store, seed: int = 0):
+def has_gold(release: Release) -> bool:
+    return any(p.profile or p.persona is not None for p in release.participants.values())
+
+
+def reconstruction(release: Release, store: Store | None, seed: int = 0):
+    """The reconstruction section; `store` holds the release's messages (None only when there is no gold)."""
     from eval.tracks import Section
 
     sec = Section("reconstruction")
     gold = {pid: p for pid, p in release.participants.items() if p.profile or p.persona is not None}
-    if not gold:
+    if not gold or store is None:
         sec.not_computed = ("the corpus has no gold profile.jsonl or persona.json (LoCoMo and LongMemEval carry "
                             "none): there is nothing to match a reconstruction against")
         return sec

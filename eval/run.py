@@ -170,7 +170,10 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
     judged: dict[str, list] = {}
     recon = None
     store_note = "not needed (these tracks read the gold only)"
-    if specs or "reconstruction" in track_names:
+    recon_gold = "reconstruction" in track_names and reconstruct.has_gold(release)
+    if "reconstruction" in track_names and not recon_gold:  # said without ingesting anything
+        recon = reconstruct.reconstruction(release, None, seed)
+    if specs or recon_gold:
         tmp = None
         if work is None:
             tmp = tempfile.TemporaryDirectory(prefix="companion-eval-")
@@ -186,7 +189,7 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
                 got = R.replay(store, release, probes, all_arms, _settings(settings, Path(work), ks, seed), progress)
                 timings["replay_s"] = round(time.perf_counter() - t, 2)
                 outcomes = {track: {a.label: got[a.key] for a in specs_} for track, specs_ in specs.items()}
-            if "reconstruction" in track_names:
+            if recon_gold:
                 t = time.perf_counter()
                 recon = reconstruct.reconstruction(release, store, seed)
                 timings["reconstruction_s"] = round(time.perf_counter() - t, 2)

@@ -164,6 +164,15 @@ def test_a_judge_that_never_answers_the_format_gives_missing_not_zero(tmp_path):
     assert "4 of 4 judgements missing" in " ".join(doc["tracks"]["qa"]["notes"])
 
 
+def test_a_reply_model_fault_is_missing_with_the_fault(tmp_path, overlap_judge, fault_models):
+    doc = _run(tmp_path, ["qa"], judge=overlap_judge, model="failing/x")
+    m = metric(doc, "qa", "accuracy", subset="qa:all")
+    assert m["value"] is None and m["n"] == 0 and "no reply: generate: ModelError" in m["reason"]
+    assert "backend exploded" in m["reason"]
+    rows = [json.loads(x) for x in (tmp_path / "out" / "outcomes.jsonl").read_text().splitlines()]
+    assert rows and all(r["reply"] is None and r["judgement"]["value"] is None for r in rows)
+
+
 def test_strict_parse():
     ok = J.parse(J.CHAT_PROMPT, "\n  score: 2 \nbecause")
     assert ok.value == 2.0 and ok.reason is None
@@ -256,3 +265,4 @@ def test_reconstruction_without_gold_is_not_computed(tmp_path):
     rel = tiny_release(tmp_path / "release")  # no profile.jsonl, no persona.json
     doc = run(["reconstruction"], rel, tmp_path / "out", settings=Settings(home=tmp_path / "home"), progress=False)
     assert "no gold profile.jsonl or persona.json" in doc["tracks"]["reconstruction"]["not_computed"]
+    assert doc["store"].startswith("not needed")  # found out before ingesting anything
