@@ -312,7 +312,7 @@ def turn(
 
     # 6-7 GENERATE, WRAP
     wrapped = respond(ctx, applied, settings, trace, on_token=on_token, session=sess.declared,
-                      carried=sess.carried, now=sessions.when(msg), clock=clock)
+                      carried=sess.carried, now=sessions.when(msg, store), clock=clock)
     if learned:
         trace.interaction["learned"] = learned
 
@@ -323,7 +323,7 @@ def turn(
         for p in wrapped.proposals:
             row, _ = actions.record(conn, participant, context, p["kind"], p["args"], requested=p["requested"],
                                     origin=p["origin"], dayid=msg.dayid, settings=selector.plain(wrapped.selected),
-                                    default_when=_default_when(sessions.when(msg)))
+                                    default_when=_default_when(sessions.when(msg, store)))
             (trace.actions_run if row.status in ("done", "scheduled") else trace.actions_held
              if row.status in actions.PENDING else trace.actions_dropped).append(row.public())
         sessions.save(conn, participant, sess, wrapped.selected if wrapped.shown is not None else {},
@@ -346,7 +346,7 @@ def turn(
 
 def _default_when(now: datetime) -> str:
     """The time assumed for a reminder or check-in when none was given (Elicitation: infer)."""
-    nxt = now.astimezone() + timedelta(days=1)
+    nxt = now + timedelta(days=1)
     return nxt.replace(hour=9, minute=0, second=0, microsecond=0).isoformat()
 
 

@@ -96,15 +96,16 @@ def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str]) 
     action = inventory.load().action(kind)
     autonomy = settings.get("autonomy", "suggest")
     if not requested:
+        if action.external:
+            # Memory is data: an external action nobody asked for in this message (a retrieved
+            # text told the model to, say) is held for the participant to see, at any level.
+            return "held", "external action not asked for in this message: waits for approval"
         if action.outreach and settings.get("proactive_outreach") != "high":
             return "dropped", "proactive outreach is low: nothing is scheduled unprompted"
         if not action.outreach and settings.get("task_expansion") != "adjacent":
             return "dropped", "task expansion is as-asked: only what was asked is done"
         if autonomy == "reactive":
             return "dropped", "autonomy is reactive: nothing starts unprompted"
-        if action.external:
-            # Memory is data: an external action nobody asked for in this message waits, at any level.
-            return "held", "external action not asked for in this message: waits for approval"
     gaps = missing(kind, payload)
     if gaps:
         if settings.get("elicitation") == "infer" and gaps == ["when"]:
@@ -117,7 +118,7 @@ def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str]) 
     return "run", f"autonomy is {autonomy}"
 
 
-def _event(conn, participant: str, action_id: int, event: str, via: str, dayid: str | None, detail: str = "") -> None:
+def log_event(conn, participant: str, action_id: int, event: str, via: str, dayid: str | None, detail: str = "") -> None:
     conn.execute("INSERT INTO action_events (participant, action_id, event, via, dayid, at, detail) "
                  "VALUES (?,?,?,?,?,?,?)", (participant, action_id, event, via, dayid, _now(), detail))
 
@@ -127,7 +128,7 @@ def _execute(conn, a: ActionRow, via: str, dayid: str | None) -> str:
     status = "scheduled" if a.kind in ("set_reminder", "schedule_checkin") else "done"
     conn.execute("UPDATE actions SET status = ?, due_at = ?, resolved_at = ? WHERE id = ?",
                  (status, a.payload.get("when") if status == "scheduled" else None, _now(), a.id))
-    _event(conn, a.participant, a.id, "run", via, dayid,
+    log_event(conn, a.participant, a.id, "run", via, dayid,
            "into the local outbox, not sent" if a.kind in ("draft_message", "send_message") else "")
     return status
 
@@ -147,12 +148,12 @@ def record(conn, participant: str, context: str, kind: str, payload: dict, *, re
         (participant, context, kind, int(action.external), json.dumps(payload), status, reason, int(requested),
          origin, dayid, _now()))
     aid = cur.lastrowid
-    _event(conn, participant, aid, "proposed", "turn", dayid, origin)
+    log_event(conn, participant, aid, "proposed", "turn", dayid, origin)
     row = _row(conn.execute("SELECT * FROM actions WHERE id = ?", (aid,)).fetchone())
     if verdict == "run":
         _execute(conn, row, "turn", dayid)
     else:
-        _event(conn, participant, aid, verdict, "turn", dayid, reason)
+        log_event(conn, participant, aid, verdict, "turn", dayid, reason)
     return get(conn, participant, aid), reason
 
 
@@ -199,14 +200,14 @@ def _resolve(store: Store, participant: str, action_id: int, approve: bool, via:
             raise ActionError(f"action {action_id} is not waiting for approval (it is {a.status})")
         if not approve:
             conn.execute("UPDATE actions SET status = 'rejected', resolved_at = ? WHERE id = ?", (_now(), a.id))
-            _event(conn, participant, a.id, "rejected", via, dayid)
+            log_event(conn, participant, a.id, "rejected", via, dayid)
             return get(conn, participant, a.id)
         payload = {**a.payload, **(facts or {})}
         gaps = missing(a.kind, payload)
         if gaps:
             raise ActionError(f"action {action_id} still lacks {', '.join(gaps)}: give them before approving")
         conn.execute("UPDATE actions SET payload = ? WHERE id = ?", (json.dumps(payload), a.id))
-        _event(conn, participant, a.id, "approved", via, dayid)
+        log_event(conn, participant, a.id, "approved", via, dayid)
         _execute(conn, get(conn, participant, a.id), via, dayid)
         return get(conn, participant, a.id)
 
@@ -232,11 +233,11 @@ def supply_facts(store: Store, participant: str, action_id: int, facts: dict, se
         verdict, reason = decide(a.kind, payload, a.requested, settings)
         conn.execute("UPDATE actions SET payload = ?, reason = ?, status = ? WHERE id = ?",
                      (json.dumps(payload), reason, "held" if verdict == "run" else verdict, a.id))
-        _event(conn, participant, a.id, "facts", "chat", dayid, json.dumps(facts))
+        log_event(conn, participant, a.id, "facts", "chat", dayid, json.dumps(facts))
         if verdict == "run":
             _execute(conn, get(conn, participant, a.id), "turn", dayid)
         elif verdict != "awaiting_facts":
-            _event(conn, participant, a.id, verdict, "turn", dayid, reason)
+            log_event(conn, participant, a.id, verdict, "turn", dayid, reason)
         return get(conn, participant, a.id), reason
 
 

@@ -76,8 +76,8 @@ def source_settings(source: str, ctx) -> dict[str, str]:
         raise SelectorError(f"unknown interaction-setting source {source!r}; known: {list(SOURCES)}")
     if source == "none":
         return {}
-    if source == "cells":
-        return cells.settings_for(ctx.store, ctx.participant, ctx.context, ctx.as_of)
+    if source == "cells":  # the turn's own message counts: "one question at a time" applies to this reply
+        return cells.settings_for(ctx.store, ctx.participant, ctx.context, ctx.as_of + 1)
     if source == "oracle":
         target = ctx.extra.get("ix_target")
         if not isinstance(target, dict):

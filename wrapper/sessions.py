@@ -15,15 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable
 
-from memory import extract
+from memory import extract, keys, participants
 from memory.messages import Message
 from memory.store import Store
 from wrapper import actions, intents
 
 
-def when(msg: Message) -> datetime:
-    """The message's time, timezone-aware."""
-    return datetime.fromisoformat(msg.ts) if isinstance(msg.ts, str) else msg.ts
+def when(msg: Message, store: Store | None = None) -> datetime:
+    """The message's time, in the participant's own zone when the store is given (so "tomorrow
+    at 8am" means their 8am)."""
+    ts = datetime.fromisoformat(msg.ts) if isinstance(msg.ts, str) else msg.ts
+    if store is not None and (p := participants.get(store, msg.participant)) and p.get("tz"):
+        ts = ts.astimezone(keys.zone(p["tz"]))
+    return ts
 
 
 @dataclass
@@ -126,7 +130,7 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
     a = waiting[-1]
     gaps = actions.missing(a.kind, a.payload)
     facts: dict = {}
-    if "when" in gaps and (stated := intents.parse_when(msg.text, when(msg))):
+    if "when" in gaps and (stated := intents.parse_when(msg.text, when(msg, store))):
         facts["when"] = stated.isoformat()
     text_gaps = [g for g in gaps if g != "when"]
     if len(gaps) == 1 and text_gaps:
