@@ -125,6 +125,8 @@ def test_chat_qa_and_ablation_by_hand(tmp_path, overlap_judge):
                   system="oracle vs recent")["value"] == pytest.approx(3 / 3)
     md = (tmp_path / "out" / "report.md").read_text()
     assert "Identity check" in md and "overlap/v1" in md
+    for m in doc["metrics"]:  # a number, or the reason there is none
+        assert m["value"] is not None or m["reason"], m
 
     # every reply and judgement is traceable, and no reply entered the corpus timeline
     rows = [json.loads(x) for x in (tmp_path / "out" / "outcomes.jsonl").read_text().splitlines()]
