@@ -232,9 +232,13 @@ def chat(participant, context, model, gate, retriever, policy, settings):
                 continue
             click.echo("error: empty message skipped", err=True)
             continue
+        streamed: list[str] = []
         if interactive:
             click.echo("companion> ", nl=False)
-            on_token = lambda piece: click.echo(piece, nl=False)  # noqa: E731
+
+            def on_token(piece: str) -> None:
+                streamed.append(piece)
+                click.echo(piece, nl=False)
         else:
             on_token = None
         try:
@@ -243,7 +247,13 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             click.echo(f"error: {e}", err=True)
             continue
         if interactive:
-            click.echo("" if result.reply else f"\r{result.shown}")
+            said = "".join(streamed).strip()
+            if not result.reply or not said:
+                click.echo(f"\r{result.shown}")
+            elif result.shown.startswith(said):  # the wrapper added to the model's words
+                click.echo(result.shown[len(said):])
+            else:  # the wrapper reshaped them (questions deferred, topics grouped ...)
+                click.echo(f"\n(as delivered)\n{result.shown}")
         else:
             click.echo(result.shown)
             sys.stdout.flush()
@@ -445,6 +455,56 @@ def messages_cmd(participant, as_json, settings):
     else:
         for m in rows:
             click.echo(f"{m.dayid:>10}  {m.sender:<9} {m.text}")
+
+
+@main.group("actions")
+def actions_group():
+    """The participant's actions: held ones wait for approval; nothing is ever sent off the machine."""
+
+
+@actions_group.command("list")
+@click.option("--participant", "-p", required=True)
+@click.option("--all", "show_all", is_flag=True, help="Everything, not only what waits for approval.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@common
+@guarded("participant")
+def actions_list(participant, show_all, as_json, settings):
+    """Held actions (or all of them, with --all): id, status, what it does."""
+    from memory import participants
+    from wrapper import actions
+
+    store = open_store(settings)
+    if not participants.exists(store, participant):
+        fail(f"unknown participant {participant!r}")
+    rows = actions.history(store, participant) if show_all else actions.pending(store, participant)
+    if as_json:
+        click.echo(json.dumps([a.public() for a in rows], ensure_ascii=False, indent=1))
+    else:
+        for a in rows:
+            click.echo(f"{a.id:>5}  {a.status:<14} {a.context:<8} {a.summary}")
+
+
+def _resolve_cmd(approve: bool):
+    @click.argument("action_id", type=int)
+    @click.option("--participant", "-p", required=True)
+    @common
+    @guarded("participant")
+    def cmd(action_id, participant, settings):
+        from wrapper import actions
+
+        store = open_store(settings)
+        try:
+            row = (actions.approve if approve else actions.reject)(store, participant, action_id, via="cli")
+        except actions.ActionError as e:
+            fail(str(e))
+        click.echo(f"{row.status}: {row.summary}")
+
+    cmd.__doc__ = "Approve a held action: it runs now." if approve else "Reject a held action: it never runs."
+    return cmd
+
+
+actions_group.command("approve")(_resolve_cmd(True))
+actions_group.command("reject")(_resolve_cmd(False))
 
 
 @main.command("traces")

@@ -341,3 +341,25 @@ def test_property_generated_conversations_keep_the_wrappers_promises(tmp_path_fa
                 assert by_dayid[d].context == c.context
     finally:
         store.close()
+
+
+def test_actions_from_the_cli_need_the_participants_own_passphrase(home):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+
+    def run(*args, input=None):
+        return CliRunner().invoke(main, list(args), input=input)
+
+    assert run("consent", "accept", "-p", "zed", "--passphrase", "pass-zed-1").exit_code == 0
+    assert run("consent", "accept", "-p", "yan", "--passphrase", "pass-yan-1").exit_code == 0
+    out = run("chat", "-p", "zed", "--model", "echo", "--passphrase", "pass-zed-1",
+              input="send Bea a message saying hi\n").output
+    assert "Waiting for your approval: message to Bea" in out
+    listed = json.loads(run("actions", "list", "-p", "zed", "--passphrase", "pass-zed-1", "--json").output)
+    assert [a["status"] for a in listed] == ["held"]
+    stolen = run("actions", "approve", str(listed[0]["id"]), "-p", "yan", "--passphrase", "pass-yan-1")
+    assert stolen.exit_code != 0 and "no action" in stolen.output
+    assert run("actions", "approve", str(listed[0]["id"]), "-p", "zed", "--passphrase", "wrong").exit_code != 0
+    ok = run("actions", "approve", str(listed[0]["id"]), "-p", "zed", "--passphrase", "pass-zed-1")
+    assert ok.exit_code == 0 and ok.output.startswith("done: message to Bea")
