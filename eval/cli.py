@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from companion.cli import common, fail, plugin_options
+from eval.prefcli import EvalCommand  # `eval preferences ...`: the interaction-preference track
 
 
 @click.group("gates")
@@ -38,7 +39,7 @@ def gates_train(corpus, out, c, settings):
     click.echo(f"weights: {out}")
 
 
-@click.command("eval")
+@click.command("eval", cls=EvalCommand)
 @click.argument("track_names", metavar="TRACK...", nargs=-1, required=True)
 @click.option("--corpus", required=True, type=click.Path(exists=True),
               help="A benchmark release folder, a locomo10.json, or a LongMemEval file.")
