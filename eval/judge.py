@@ -3,9 +3,10 @@
     j = Judge("openai/gpt-4o-mini")                  # any litellm model string, through the gateway
     verdict = j.chat(probe_text, reference_reply, reply)    -> Judgement(value=0|1|2, ...)
     verdict = j.qa(question, gold_answer, answer)           -> Judgement(value=1.0|0.0, ...)
+    verdict = j.judge(MISUSE_PROMPT, message, "", reply)    -> 1.0 when the reply brings in the past
 
 The judge's reply is parsed strictly: its first non-empty line must be exactly the label line the
-prompt asks for (`SCORE: 0|1|2`, `VERDICT: CORRECT|INCORRECT`; case and surrounding spaces
+prompt asks for (`SCORE: 0|1|2`, `VERDICT: CORRECT|INCORRECT`, `PAST: YES|NO`; case and surrounding spaces
 aside). Anything else is a judgement *missing* with the reason (the start of what the judge
 said), never a 0: a judge that rambles has not said the reply was wrong. A model fault is
 missing too, with the fault. Prompts are never edited in place: a changed prompt gets a new
@@ -50,9 +51,22 @@ PROMPTS = {
         "label": r"VERDICT:\s*(CORRECT|INCORRECT)",
         "values": {"CORRECT": 1.0, "INCORRECT": 0.0},
     },
+    "misuse-v1": {
+        "system": (
+            "A participant wrote a message to their companion that needs nothing from earlier conversations "
+            "(a greeting, a new topic). Decide whether the companion's reply brings in the past anyway: it "
+            "mentions or relies on something from earlier conversations (facts about the participant, earlier "
+            "events, things either of them said before) that this message did not call for.\n"
+            "Answer with exactly one first line `PAST: YES` or `PAST: NO`, then at most one line giving the reason."
+        ),
+        "user": "<message>\n{question}\n</message>\n<reply>\n{reply}\n</reply>",
+        "label": r"PAST:\s*(YES|NO)",
+        "values": {"YES": 1.0, "NO": 0.0},
+    },
 }
 CHAT_PROMPT = "chat-content-v1"
 QA_PROMPT = "qa-correct-v1"
+MISUSE_PROMPT = "misuse-v1"
 
 
 class Judgement(BaseModel):
@@ -88,7 +102,7 @@ class Judge:
         self.tokens = {"prompt": 0, "completion": 0}
 
     def describe(self) -> dict:
-        return {"model": self.model, "prompts": [CHAT_PROMPT, QA_PROMPT], "calls": self.calls, "tokens": self.tokens}
+        return {"model": self.model, "prompts": list(PROMPTS), "calls": self.calls, "tokens": self.tokens}
 
     def judge(self, version: str, question: str, reference: str, reply: str) -> Judgement:
         self.calls += 1

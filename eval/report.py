@@ -94,7 +94,8 @@ def _abstention_md(sec: Section) -> list[str]:
            "bootstrap. Counts at each gate's own operating threshold.", ""]
     by = {}
     for m in sec.metrics:
-        by.setdefault((m.subset, m.stratum), {}).setdefault(m.system, {})[m.name] = m
+        if m.name != "misuse_on_controls":
+            by.setdefault((m.subset, m.stratum), {}).setdefault(m.system, {})[m.name] = m
     cols = ["auroc", "caught_positives", "false_alarms", "precision", "recall"]
     for (subset, stratum), rows in by.items():
         if stratum == "control":
@@ -112,6 +113,12 @@ def _abstention_md(sec: Section) -> list[str]:
         out.append("#### Gate fired on controls (session cold opens: nothing needed)")
         out.append("")
         out += _table(["gate", "n", "share fired [Wilson 95%]"], [[m.system, str(m.n), fmt(m)] for m in ctl])
+    mis = [m for m in sec.metrics if m.name == "misuse_on_controls"]
+    if mis:
+        out.append("#### Misuse: replies that bring in the past although nothing was needed (judged)")
+        out.append("")
+        out += _table(["context", "probes", "n judged", "missing", "share [Wilson 95%]"],
+                      [[m.system, m.stratum, str(m.n), str((m.extra or {}).get("missing", "—")), fmt(m)] for m in mis])
     return out
 
 

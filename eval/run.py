@@ -48,9 +48,45 @@ def conditions_for(gate: str | None, retriever: str, policy: str, settings: Sett
     """The context conditions replies are generated under (labels used by the judged tracks)."""
     return {
         "system": Arm(gate or settings.gate, retriever, policy, assignment="eval"),  # the chosen arm, end to end
-        "recent": Arm("never", retriever, policy, assignment="eval"),  # C1: the recent window only
+        "recent": Arm("never", retriever, policy, assignment="eval"),  # C1 / none: the recent window only
         "oracle": Arm("always", "oracle", policy, assignment="eval"),  # C2: the gold evidence
+        "topk": Arm("always", retriever, policy, assignment="eval"),  # top-k retrieved, gate or no gate
     }
+
+
+def _scoreable_chat(p: R.Probe) -> bool:
+    return p.source == "chat" and p.scoreable
+
+
+def _proportional(p: R.Probe) -> bool:
+    return _scoreable_chat(p) and p.stratum == "proportional"
+
+
+def _needs_nothing(p: R.Probe) -> bool:
+    """Cold opens and no-referent probes: the controls of misuse (METRICS.md, abstention)."""
+    return _scoreable_chat(p) and not p.gold
+
+
+def reply_plan(track_names: list[str]) -> dict[str, dict]:
+    """label -> {"content": probes whose reply gets a content/QA judgement, "misuse": probes whose reply
+    is judged for bringing in the past}; conditions no track needs are absent."""
+    plan: dict[str, dict] = {}
+
+    def want(label, kind, pred):
+        plan.setdefault(label, {"content": [], "misuse": []})[kind].append(pred)
+
+    if "chat" in track_names:
+        want("system", "content", _scoreable_chat)
+    if "qa" in track_names:
+        want("system", "content", lambda p: p.source == "qa")
+    if "ablation" in track_names:
+        for label in ("system", "recent", "oracle"):
+            want(label, "content", _proportional)
+    if "abstention" in track_names:
+        for label in ("recent", "oracle", "topk"):
+            want(label, "misuse", _needs_nothing)
+    return {label: {k: (lambda p, fs=fs: any(f(p) for f in fs)) if fs else None for k, fs in d.items()}
+            for label, d in plan.items()}
 
 
 def arms_for(track_names: list[str], gate: str | None, retriever: str | None, policy: str | None,
@@ -73,16 +109,11 @@ def arms_for(track_names: list[str], gate: str | None, retriever: str | None, po
         gates = list(dict.fromkeys([gate or settings.gate, *tracks.COMPARISON_GATES]))
         out["abstention"] = [R.ArmSpec(g, Arm(g, retriever_, policy, assignment="eval"), chat, "abstention")
                              for g in gates]
-    judged = [t for t in tracks.JUDGED if t in track_names]
-    if judge and judged:  # replies only when a judge will read them (they are the slow part)
-        proportional = lambda p: chat(p) and p.stratum == "proportional"  # noqa: E731
-        wants = [w for t, w in (("chat", chat), ("qa", lambda p: p.source == "qa"), ("ablation", proportional))
-                 if t in judged]
+    plan = reply_plan(track_names)
+    if judge and plan:  # replies only when a judge will read them (they are the slow part)
         cond = conditions_for(gate, retriever_, policy, settings)
-        specs = [R.ArmSpec("system", cond["system"], lambda p: any(w(p) for w in wants), "reply", reply=True)]
-        if "ablation" in judged:
-            specs += [R.ArmSpec(c, cond[c], proportional, "reply", reply=True) for c in ("recent", "oracle")]
-        out["reply"] = specs
+        out["reply"] = [R.ArmSpec(label, cond[label], lambda p, w=w: any(f(p) for f in w.values() if f), "reply",
+                                  reply=True) for label, w in plan.items()]
     for specs in out.values():
         for s in specs:
             for kind in ("gate", "retriever", "policy"):
@@ -112,37 +143,42 @@ def command_line(tracks_: list[str], corpus, fmt, gate, retriever, policy, ks, o
     return shlex.join(parts)
 
 
-def judge_replies(probes: list[R.Probe], replies: dict[str, list], judge: J.Judge,
-                  progress: bool = True) -> dict[str, list[J.Judgement | None]]:
-    """A judgement per replied probe and condition (None where the condition did not reply).
+def judge_replies(probes: list[R.Probe], replies: dict[str, list], judge: J.Judge, plan: dict[str, dict],
+                  progress: bool = True) -> tuple[dict[str, list], dict[str, list]]:
+    """(content, misuse): judgements per condition label, aligned with `probes` (None where not judged).
 
-    Identical (prompt, probe, reference, reply) are judged once: two conditions that said the
-    same thing get the same judgement, and the judge is not paid twice for it.
+    Content: chat content match or QA correctness; misuse: did a reply to a probe that needed
+    nothing bring in the past. Identical (prompt, probe, reference, reply) are judged once: two
+    conditions that said the same thing get the same judgement, and the judge is not paid twice.
     """
     memo: dict[tuple, J.Judgement] = {}
-    out: dict[str, list[J.Judgement | None]] = {}
-    todo = sum(1 for outs in replies.values() for o in outs if o is not None)
-    bar = tqdm(total=todo, desc="judge", unit="reply", disable=not progress)
-    for label, outs in replies.items():
-        got: list[J.Judgement | None] = [None] * len(probes)
-        for i, (p, o) in enumerate(zip(probes, outs)):
-            if o is None:
-                continue
+
+    def one(version: str, p: R.Probe, o: R.Outcome, reference: str | None) -> J.Judgement:
+        if o.reply is None:
+            return J.Judgement(value=None, prompt=version, reason=f"no reply: {o.reply_error}")
+        if reference is not None and not reference.strip():
+            return J.Judgement(value=None, prompt=version,
+                               reason="no reference reply" if p.source == "chat" else "no gold answer")
+        key = (version, p.text, reference, o.reply)
+        if key not in memo:
+            memo[key] = judge.judge(version, p.text, reference or "", o.reply)
+        return memo[key]
+
+    content: dict[str, list] = {}
+    misuse: dict[str, list] = {}
+    jobs = [(label, kind, i) for label, outs in replies.items() for kind in ("content", "misuse")
+            for i, (p, o) in enumerate(zip(probes, outs))
+            if o is not None and plan[label][kind] is not None and plan[label][kind](p)]
+    for label in replies:
+        content[label], misuse[label] = [None] * len(probes), [None] * len(probes)
+    for label, kind, i in tqdm(jobs, desc="judge", unit="reply", disable=not progress):
+        p, o = probes[i], replies[label][i]
+        if kind == "content":
             version = J.CHAT_PROMPT if p.source == "chat" else J.QA_PROMPT
-            if o.reply is None:
-                got[i] = J.Judgement(value=None, prompt=version, reason=f"no reply: {o.reply_error}")
-            elif not (p.reference or "").strip():
-                got[i] = J.Judgement(value=None, prompt=version,
-                                     reason="no reference reply" if p.source == "chat" else "no gold answer")
-            else:
-                key = (version, p.text, p.reference, o.reply)
-                if key not in memo:
-                    memo[key] = judge.judge(version, p.text, p.reference, o.reply)
-                got[i] = memo[key]
-            bar.update()
-        out[label] = got
-    bar.close()
-    return out
+            content[label][i] = one(version, p, o, p.reference or "")
+        else:
+            misuse[label][i] = one(J.MISUSE_PROMPT, p, o, None)
+    return content, misuse
 
 
 def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None, gate: str | None = None,
@@ -168,6 +204,7 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
 
     outcomes: dict[str, dict] = {}
     judged: dict[str, list] = {}
+    misuse: dict[str, list] = {}
     recon = None
     store_note = "not needed (these tracks read the gold only)"
     recon_gold = "reconstruction" in track_names and reconstruct.has_gold(release)
@@ -199,7 +236,7 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
                 tmp.cleanup()
     if "reply" in outcomes:
         t = time.perf_counter()
-        judged = judge_replies(probes, outcomes["reply"], judge_, progress)
+        judged, misuse = judge_replies(probes, outcomes["reply"], judge_, reply_plan(track_names), progress)
         timings["judge_s"] = round(time.perf_counter() - t, 2)
 
     t = time.perf_counter()
@@ -209,7 +246,9 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
         if name == "retrieval":
             sections.append(tracks.retrieval(probes, outcomes["retrieval"], ks, seed))
         elif name == "abstention":
-            sections.append(tracks.abstention(probes, outcomes["abstention"], seed))
+            sections.append(tracks.abstention(probes, outcomes["abstention"], seed, misuse=misuse or None,
+                                              conditions={c: system[c].name for c in misuse},
+                                              judge=judge_.model if judge_ else None))
         elif name == "demand":
             sections.append(tracks.demand(probes, seed))
         elif name == "budget":
@@ -241,6 +280,9 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
                                 row["reference"] = p.reference
                                 j = judged.get(label, [None] * len(probes))[i]
                                 row["judgement"] = j.model_dump() if j is not None else None
+                                u = misuse.get(label, [None] * len(probes))[i]
+                                if u is not None:
+                                    row["misuse_judgement"] = u.model_dump()
                             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     arm = {"gate": gate, "retriever": retriever or settings.retriever, "policy": policy or settings.policy}
     header = {

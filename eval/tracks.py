@@ -123,7 +123,9 @@ def retrieval(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], ks
 # --- abstention ----------------------------------------------------------------------------------
 
 
-def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], seed: int = 0) -> Section:
+def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], seed: int = 0,
+               misuse: dict[str, list] | None = None, conditions: dict[str, str] | None = None,
+               judge: str | None = None) -> Section:
     sec = Section("abstention")
     ix = [i for i, p in enumerate(probes) if p.source == "chat" and p.scoreable]
     if not ix:
@@ -168,12 +170,45 @@ def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], s
         sec.metrics.append(_share("fired_on_controls", int(sum(fired)), len(fired),
                                   "no control probes (session cold opens)", system=gate, stratum="control",
                                   subset="chat:scoreable"))
-    sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) needs a judged "
-                     "reading of replies by context condition: not computed in this version (no judge prompt for it "
-                     "yet). `fired_on_controls` is the gate-level share: how often the gate reached into the past "
-                     "on a cold open.")
+    if misuse is None:
+        sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) is judged "
+                         "on replies: not computed without --judge MODEL. `fired_on_controls` is the gate-level "
+                         "share: how often the gate reached into the past on a cold open.")
+    else:
+        _misuse(sec, probes, ix, misuse, conditions or {}, judge)
     sec.curves = {"roc": rocs}
     return sec
+
+
+MISUSE_NAMES = {"recent": "none", "oracle": "oracle", "topk": "top-k retrieved"}
+
+
+def _misuse(sec: Section, probes: list[Probe], ix: list[int], misuse: dict[str, list], conditions: dict[str, str],
+            judge: str | None) -> None:
+    """Share of replies to probes that needed nothing (cold opens, no referent) that bring in the past anyway."""
+    groups = (("control", lambda p: p.stratum == "control"),
+              ("no referent", lambda p: p.stratum != "control"),
+              ("all", lambda p: True))
+    for label, got in misuse.items():
+        for stratum, pred in groups:
+            sub = [i for i in ix if not probes[i].gold and pred(probes[i]) and got[i] is not None]
+            have = [i for i in sub if got[i].value is not None]
+            k = int(sum(got[i].value for i in have))
+            name = MISUSE_NAMES.get(label, label)
+            why = ("no such probes" if not sub else
+                   f"every judgement missing ({next(got[i].reason for i in sub)})")
+            m = _share("misuse_on_controls", k, len(have), why, system=f"context: {name}", stratum=stratum,
+                       subset="chat:scoreable, gold empty")
+            m.extra = {**m.extra, "condition": conditions.get(label), "missing": len(sub) - len(have)}
+            sec.metrics.append(m)
+        if note := _missing_note(f"misuse, context {MISUSE_NAMES.get(label, label)}",
+                                 [got[i] for i in ix if got[i] is not None]):
+            sec.notes.append(note)
+    sec.notes.append(f"misuse on controls: replies (steps 3-7, never stored) to scoreable probes with no gold (session "
+                     f"cold opens and no-referent probes) judged by {judge} (prompt {J.MISUSE_PROMPT}) for bringing in "
+                     "the past although nothing was needed; by context condition: "
+                     + "; ".join(f"{MISUSE_NAMES.get(k, k)} = {v}" for k, v in conditions.items())
+                     + ". Wilson 95% intervals. `fired_on_controls` is the gate-level share on cold opens.")
 
 
 def _share(name: str, k: int, n: int, why: str, **labels) -> Metric:

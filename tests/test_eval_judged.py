@@ -81,8 +81,8 @@ def tiny_release(path):
 def _run(tmp_path, tracks, judge=None, **kw):
     rel = tiny_release(tmp_path / "release")
     s = Settings(home=tmp_path / "home", model="echo")
-    return run(tracks, rel, tmp_path / "out", gate="always", retriever="oracle", judge=judge, settings=s,
-               progress=False, ks=[1], **kw)
+    kw = {"gate": "always", "retriever": "oracle", "ks": [1], **kw}
+    return run(tracks, rel, tmp_path / "out", judge=judge, settings=s, progress=False, **kw)
 
 
 def metric(doc, track, name, stratum="all", subset=None, average="micro", system=None):
@@ -175,6 +175,22 @@ def test_a_reply_model_fault_is_missing_with_the_fault(tmp_path, overlap_judge, 
     assert rows and all(r["reply"] is None and r["judgement"]["value"] is None for r in rows)
 
 
+def test_misuse_on_controls_by_context_condition(tmp_path, overlap_judge):
+    # probes that need nothing: A day2-5 "so sunny today" and B day2-5 (GARBLE: never judged). With no
+    # retrieval (none) and oracle evidence (empty gold) the echo reply names no dayid; top-k recency
+    # applies earlier messages and the reply names them: it brings in the past.
+    doc = _run(tmp_path, ["abstention"], judge=overlap_judge, ks=[5], gate="always", retriever="recency")
+    got = {m["system"]: m for m in doc["metrics"] if m["name"] == "misuse_on_controls" and m["stratum"] == "no referent"}
+    assert set(got) == {"context: none", "context: oracle", "context: top-k retrieved"}
+    assert (got["context: none"]["value"], got["context: none"]["n"], got["context: none"]["extra"]["missing"]) == (0.0, 1, 1)
+    assert got["context: oracle"]["value"] == 0.0 and got["context: top-k retrieved"]["value"] == 1.0
+    assert got["context: top-k retrieved"]["interval"] == pytest.approx((0.2065, 1.0), abs=1e-3)  # Wilson, 1 of 1
+    [ctl] = [m for m in doc["metrics"] if m["name"] == "misuse_on_controls" and m["stratum"] == "control"
+             and m["system"] == "context: none"]
+    assert ctl["value"] is None and ctl["reason"] == "no such probes"
+    assert "Misuse" in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_strict_parse():
     ok = J.parse(J.CHAT_PROMPT, "\n  score: 2 \nbecause")
     assert ok.value == 2.0 and ok.reason is None
@@ -193,7 +209,7 @@ def test_cli_judge_and_model_options(tmp_path, overlap_judge):
                                   "--model", "echo", "--judge", overlap_judge], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert "--model echo --judge overlap/v1" in doc["command"] and doc["judge"]["prompts"] == ["chat-content-v1", "qa-correct-v1"]
+    assert "--model echo --judge overlap/v1" in doc["command"] and doc["judge"]["prompts"] == list(J.PROMPTS)
     assert metric(doc, "qa", "accuracy", subset="qa:all")["value"] == pytest.approx(1 / 3)
 
 

@@ -1,6 +1,7 @@
 """A deterministic judge, installed like any model backend: it scores by the word overlap it can
 see in the judge prompt (words of four or more characters), so every judgement can be checked by
-hand. A reply or answer containing the word GARBLE gets a reply that is not a judgement."""
+hand. For misuse, a reply brings in the past when it names a dayid. A reply or answer containing
+the word GARBLE gets a reply that is not a judgement."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ def section(prompt: str, tag: str) -> str:
 
 
 def judge(prompt: str) -> str:
+    if "<reference>" not in prompt and "<gold>" not in prompt:  # misuse: does the reply name a past message?
+        reply = section(prompt, "reply")
+        if "GARBLE" in reply:
+            return "Hard to say."
+        return f"PAST: {'YES' if re.search(r'day[0-9]+-[0-9]+', reply) else 'NO'}"
     if "<reference>" in prompt:  # chat: one point per shared word, at most 2
         reply = section(prompt, "reply")
         if "GARBLE" in reply:
