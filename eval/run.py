@@ -169,8 +169,10 @@ def judge_replies(probes: list[R.Probe], replies: dict[str, list], judge: J.Judg
     jobs = [(label, kind, i) for label, outs in replies.items() for kind in ("content", "misuse")
             for i, (p, o) in enumerate(zip(probes, outs))
             if o is not None and plan[label][kind] is not None and plan[label][kind](p)]
-    for label in replies:
-        content[label], misuse[label] = [None] * len(probes), [None] * len(probes)
+    for label in replies:  # only the kinds of judgement some track reads under this condition
+        for kind, into in (("content", content), ("misuse", misuse)):
+            if plan[label][kind] is not None:
+                into[label] = [None] * len(probes)
     for label, kind, i in tqdm(jobs, desc="judge", unit="reply", disable=not progress):
         p, o = probes[i], replies[label][i]
         if kind == "content":

@@ -179,7 +179,7 @@ def test_misuse_on_controls_by_context_condition(tmp_path, overlap_judge):
     # probes that need nothing: A day2-5 "so sunny today" and B day2-5 (GARBLE: never judged). With no
     # retrieval (none) and oracle evidence (empty gold) the echo reply names no dayid; top-k recency
     # applies earlier messages and the reply names them: it brings in the past.
-    doc = _run(tmp_path, ["abstention"], judge=overlap_judge, ks=[5], gate="always", retriever="recency")
+    doc = _run(tmp_path, ["abstention", "chat"], judge=overlap_judge, ks=[5], gate="always", retriever="recency")
     got = {m["system"]: m for m in doc["metrics"] if m["name"] == "misuse_on_controls" and m["stratum"] == "no referent"}
     assert set(got) == {"context: none", "context: oracle", "context: top-k retrieved"}
     assert (got["context: none"]["value"], got["context: none"]["n"], got["context: none"]["extra"]["missing"]) == (0.0, 1, 1)
