@@ -21,6 +21,7 @@ data, sent through an injected `complete(messages) -> str`: memory does not impo
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -221,26 +222,35 @@ class RuleExtractor:
         return found
 
     def _preferences(self, m: Message, sentence: str) -> list[Proposal]:
-        n = derived.norm(sentence)
-        if re.search(ix_attributes.BOTH, n):
-            contexts = list(CONTEXTS)
-        elif re.search(ix_attributes.WORK, n):
-            contexts = ["work"]
-        elif re.search(ix_attributes.PERSONAL, n):
-            contexts = ["personal"]
-        else:
-            contexts = [m.context]
-        out, done = [], set()
-        for pattern, attribute, setting in ix_attributes.PHRASES:
-            if attribute in done:
-                continue
-            hit = re.search(pattern, n)
-            if hit:
-                done.add(attribute)
-                out.append(Proposal("preference", ix_attributes.describe(attribute, setting), [m.dayid],
-                                    hit.group(0), category="preference", confidence=0.8, attribute=attribute,
-                                    setting=setting, contexts=contexts, extractor=self.name))
-        return out
+        contexts, found = preference_phrases(sentence, m.context)
+        return [Proposal("preference", ix_attributes.describe(attribute, setting), [m.dayid], evidence,
+                         category="preference", confidence=0.8, attribute=attribute, setting=setting,
+                         contexts=contexts, extractor=self.name)
+                for attribute, setting, evidence in found]
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled(version: int) -> tuple:
+    return (re.compile(ix_attributes.BOTH), re.compile(ix_attributes.WORK), re.compile(ix_attributes.PERSONAL),
+            [(re.compile(p), a, s) for p, a, s in ix_attributes.PHRASES])
+
+
+def preference_phrases(sentence: str, said_in: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The contexts a sentence speaks for (its own unless it names work, personal or both) and the
+    (attribute, setting, words) it states; within an attribute the first matching phrase wins."""
+    both, work, personal, phrases = _compiled(len(ix_attributes.PHRASES))
+    n = derived.norm(sentence)
+    contexts = list(CONTEXTS) if both.search(n) else ["work"] if work.search(n) else \
+        ["personal"] if personal.search(n) else [said_in]
+    found, done = [], set()
+    for pattern, attribute, setting in phrases:
+        if attribute not in done and (hit := pattern.search(n)):
+            done.add(attribute)
+            found.append((attribute, setting, hit.group(0)))
+    return contexts, found
+
+
+_compiled(len(ix_attributes.PHRASES))  # compiled at import, not on a participant's first turn
 
 
 # ---------------------------------------------------------------- model-based extractor

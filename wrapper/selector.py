@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory import cells, derived, filememory, ix_attributes
+from memory import cells, extract, filememory, ix_attributes
 from wrapper import inventory
 
 SOURCES = ("none", "cells", "file", "retrieval", "oracle")
@@ -46,22 +46,9 @@ def _from_phrases(texts_with_context: list[tuple[str, str]], context: str) -> di
     out: dict[str, str] = {}
     for text, said_in in texts_with_context:  # oldest first: later statements win
         for sentence in re.split(r"(?<=[.!?;])\s+", text):
-            n = derived.norm(sentence)
-            if re.search(ix_attributes.BOTH, n):
-                scope = {"work", "personal"}
-            elif re.search(ix_attributes.WORK, n):
-                scope = {"work"}
-            elif re.search(ix_attributes.PERSONAL, n):
-                scope = {"personal"}
-            else:
-                scope = {said_in}
-            if context not in scope:
-                continue
-            seen = set()
-            for pattern, attribute, setting in ix_attributes.PHRASES:
-                if attribute not in seen and re.search(pattern, n):
-                    seen.add(attribute)
-                    out[attribute] = setting
+            contexts, found = extract.preference_phrases(sentence, said_in)
+            if context in contexts:
+                out.update({attribute: setting for attribute, setting, _ in found})
     return out
 
 
