@@ -182,7 +182,7 @@ def open_store(release: Release, work: Path, digest: str, progress: bool = True)
     want = {"corpus_sha256": digest,
             "messages": {pid: len(p.conversation) for pid, p in release.participants.items()}}
     if mark.exists() and json.loads(mark.read_text()) == want:
-        return Store(work), True
+        return Store(work, synchronous="NORMAL"), True  # a rebuildable replay copy
     if work.exists() and any(work.iterdir()) and not mark.exists():
         raise FileExistsError(f"{work} holds something other than an eval store; refusing to reuse it")
     if mark.exists():  # another corpus: start over
@@ -190,7 +190,7 @@ def open_store(release: Release, work: Path, digest: str, progress: bool = True)
         for f in work.iterdir():
             if f.name.startswith("companion.db"):
                 f.unlink()
-    store = Store(work)
+    store = Store(work, synchronous="NORMAL")
     total = sum(len(p.conversation) for p in release.participants.values())
     with tqdm(total=total, desc="ingest", unit="msg", disable=not progress) as bar:
         for pid, p in release.participants.items():

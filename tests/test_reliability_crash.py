@@ -189,3 +189,16 @@ def test_indexes_agree_with_the_messages(crashed):
                 assert ords[int(np.argmax(sims))] == own
     finally:
         store.close()
+
+
+def test_the_product_store_commits_durably_and_names_a_bad_mode(home):
+    from memory.store import Store, StoreError
+
+    s = Store(home)
+    try:  # FULL: an acknowledged message survives power loss too, not only a killed process
+        assert s.conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+        assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        s.close()
+    with pytest.raises(StoreError, match="synchronous must be one of"):
+        Store(home, synchronous="OFF")
