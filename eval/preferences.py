@@ -445,6 +445,11 @@ def run(suite_path: Path | None, conditions: list[str], out: Path, settings, rep
             raise ValueError(f"unknown condition {c!r}; conditions: {list(CONDITIONS)}")
     if oracle_row and "oracle" not in conds:
         conds.append("oracle")
+    warnings = []
+    if settings.session_gap_minutes > suite.session_gap_minutes:
+        warnings.append(f"the companion's session gap ({settings.session_gap_minutes:g} min) is longer than the "
+                        f"suite's ({suite.session_gap_minutes:g} min): probes and sessions may continue an earlier "
+                        "session")
     judge_ = prefsuite.Judge(judge, settings.timeout) if judge else None
     tmp = None
     if work is None:
@@ -465,6 +470,7 @@ def run(suite_path: Path | None, conditions: list[str], out: Path, settings, rep
         "model": settings.model, "repeats": repeats, "seed": seed,
         "simulator": simulator or "scripted", "judge": judge,
         "arm": {"gate": settings.gate, "retriever": settings.retriever, "policy": settings.policy},
+        "warnings": warnings,
     }
     return prefreport.write(out, header, suite, runs, seed)
 

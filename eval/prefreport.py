@@ -158,6 +158,7 @@ def write(out: Path, header: dict, suite: prefsuite.Suite, runs: list[ConditionR
           f"- model: {header['model']}; arm {header['arm']}; repeats r = {header['repeats']}; seed {header['seed']}",
           f"- simulated participant: {header['simulator']}; judge: {header['judge'] or 'none'}",
           "- suite lint: " + ("clean" if not s["lint"] else f"{len(s['lint'])} problem(s), listed below"),
+          *[f"- **warning**: {w}" for w in header.get("warnings", [])],
           ""]
     md += ["Units: PSA = final probe cells (persona x context x attribute); CS and carry-over = (persona, "
            "attribute) pairs whose final work and personal targets differ; PET = (change event, changed cell). "
@@ -170,7 +171,8 @@ def write(out: Path, header: dict, suite: prefsuite.Suite, runs: list[ConditionR
     for r in runs:
         ms = by_cond[r.condition]
         rows.append([f"**{r.condition}** ({CONDITION_TITLES[r.condition]}; path {'/'.join(r.paths) or '—'})"]
-                    + [fmt(_get(ms, c)) for c in cols] + [f"{r.seconds:.1f}"])
+                    + [fmt(m) if (m := _get(ms, c)) is None or m.value is not None else "— (see below)" for c in cols]
+                    + [f"{r.seconds:.1f}"])
     rows.append(["RANDOM"] + [f"{rand[c][0]:.3f} (n={rand[c][1]})" if rand[c][0] is not None else "— (no units)"
                               for c in ("psa", "cs", "pet", "carry_over")] + ["—", "—", "—"])
     rows.append(["DEFAULTS (PSA only)", f"{rand['defaults_psa'][0]:.3f} (n={rand['defaults_psa'][1]})",

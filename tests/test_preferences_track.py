@@ -337,3 +337,45 @@ def test_the_command_writes_the_report(tmp_path, settings, hashed, monkeypatch):
     assert "RANDOM" in md and "DEFAULTS" in md and "BRS" in md and "no --judge" in md
     assert "companion eval preferences --suite" in md
     assert (out / "psa_by_attribute.png").exists() and (out / "outcomes.jsonl").exists()
+
+
+# ---------------------------------------------------------------- model-driven simulator and judge
+
+
+class SimModel:
+    """Plays the participant and the judge from the prompt alone (registered as a model backend)."""
+
+    seen: list = []
+
+    def generate(self, model, messages, params):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        type(self).seen.append(user)
+        if "Rate how well" in system:
+            yield "SimJudge says 4" if "judge" in system else "3"
+        elif "Give the alternatives side by side" in system or "relaxed, conversational register" in system:
+            yield "Give me the options side by side, and no need to be so formal."
+        else:
+            yield "ACCEPT"
+
+
+def test_model_simulator_and_judge_see_only_public_behaviour(tmp_path, settings, hashed, install_plugin):
+    from companion.backends.base import TextBackend
+
+    globals()["SimBackend"] = type("SimBackend", (SimModel, TextBackend), {})
+    install_plugin("prefs-sim", {"companion.models": {"simfake": "tests.test_preferences_track:SimBackend"}})
+    SimModel.seen.clear()
+    suite = prefsuite.parse(_mini_suite())
+    judge = prefsuite.Judge("simfake/judge")
+    run = prefs.replay(suite, "cells", settings, tmp_path / "cells", simulator="simfake/sim", judge=judge)
+    # what the model saw is what was shown and done, never the declared settings
+    assert SimModel.seen and all(s.startswith("Reply shown:") and "selector" not in s and "setting" not in s
+                                 for s in SimModel.seen)
+    [log] = run.logs
+    # it asks for breadth and formality at both s1 decision points (it reads the wanted settings, not
+    # the behaviour) and accepts s2; its words are learned like anyone's
+    assert (log.corrections, log.acknowledgements) == (2, 0)
+    final = {(o.context, o.attribute): o for o in run.outcomes if o.kind == "final"}
+    assert final[("work", "formality")].chosen == "casual"  # learned from the model's own words
+    ms = {(m.name, m.subset): m for m in prefs.metrics(run)}
+    assert ms[("brs", "all")].value == 4.0 and ms[("brs", "all")].n == 28
+    assert ms[("prs", "all")].value == 3.0 and ms[("prs", "all")].n == 28
