@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import weakref
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +28,7 @@ from apscheduler.util import datetime_to_utc_timestamp, utc_timestamp_to_datetim
 from memory.store import Store
 
 CONSOLIDATE_ID = "consolidate"
+OUTREACH_ID = "outreach-plan"
 
 # Stores the app has open, by data directory: jobs use them instead of opening a second one.
 _open: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
@@ -35,6 +36,14 @@ _open: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
 
 def _key(data_dir: Path | str) -> str:
     return str(Path(data_dir).expanduser().resolve())
+
+
+# Schedulers the app runs, by data directory: the outreach check adds date jobs to its own.
+_schedulers: weakref.WeakValueDictionary[str, BackgroundScheduler] = weakref.WeakValueDictionary()
+
+
+def scheduler_for(data_dir: Path | str) -> BackgroundScheduler | None:
+    return _schedulers.get(_key(data_dir))
 
 
 def register(store: Store) -> None:
@@ -142,28 +151,51 @@ class DbJobStore(BaseJobStore):
         return f"<{self.__class__.__name__} ({self.store.path})>"
 
 
-def consolidate_all(store: Store) -> dict[str, int]:
-    """Derive memory from new messages of every participant who consented to memory."""
+def due_for_consolidation(store: Store, participant: str, idle_minutes: float, every: int,
+                          now: datetime | None = None) -> bool:
+    """New messages wait for extraction until the participant falls silent for `idle_minutes`
+    or `every` of them have piled up: never on the reply's path, never far behind."""
+    from memory import derived
+
+    done = derived.processed_ordinal(store, participant)
+    r = store.conn.execute("SELECT COUNT(*) AS n, MAX(ts) AS last FROM messages WHERE participant=? AND ordinal>?",
+                           (participant, done)).fetchone()
+    if not r["n"]:
+        return False
+    if r["n"] >= every:
+        return True
+    now = now or datetime.now(timezone.utc)
+    return (now - datetime.fromisoformat(r["last"])).total_seconds() >= idle_minutes * 60
+
+
+def consolidate_all(store: Store, idle_minutes: float | None = None, every: int | None = None) -> dict[str, int]:
+    """Derive memory from new messages of every participant who consented to memory (with
+    `idle_minutes` and `every`: only of those due, see `due_for_consolidation`)."""
     from consent import records as consent
     from memory import extract, participants
 
     done = {}
     for p in participants.names(store):
-        if consent.status(store, p).allows("memory"):
-            done[p] = extract.consolidate(store, p).messages
+        if not consent.status(store, p).allows("memory"):
+            continue
+        if idle_minutes is not None and every is not None and not due_for_consolidation(store, p, idle_minutes, every):
+            continue
+        done[p] = extract.consolidate(store, p).messages
     return done
 
 
-def consolidate(data_dir: str) -> dict[str, int]:
-    """The scheduled consolidation: every consenting participant of the data directory."""
+def consolidate(data_dir: str, idle_minutes: float | None = None, every: int | None = None) -> dict[str, int]:
+    """The scheduled consolidation: every consenting participant of the data directory who is due."""
     with store_for(data_dir) as store:
-        return consolidate_all(store)
+        return consolidate_all(store, idle_minutes, every)
 
 
 def build(settings, store: Store) -> BackgroundScheduler:
     """The app's scheduler (not started): jobs in `store`'s database, the fixed jobs (re)placed.
 
-    Fixed jobs: memory consolidation every `settings.consolidate_minutes` and, if
+    Fixed jobs: every `settings.consolidate_minutes` a check that consolidates the participants
+    who fell silent for `settings.consolidate_idle_minutes` or have `settings.consolidate_every`
+    new messages, a check every 30 s that gives new reminders and check-ins their date jobs and, if
     `settings.retention_days` is set, the daily retention sweep. Jobs other code added
     (reminders, check-ins) are already in the table and are kept.
     """
@@ -172,9 +204,13 @@ def build(settings, store: Store) -> BackgroundScheduler:
     register(store)
     jobs = DbJobStore(store)
     scheduler = BackgroundScheduler(daemon=True, jobstores={"default": jobs})
-    scheduler.add_job(f"{__name__}:consolidate", "interval", args=[str(store.data_dir)],
+    scheduler.add_job(f"{__name__}:consolidate", "interval",
+                      args=[str(store.data_dir), settings.consolidate_idle_minutes, settings.consolidate_every],
                       minutes=settings.consolidate_minutes, max_instances=1, coalesce=True,
                       id=CONSOLIDATE_ID, replace_existing=True)
+    _schedulers[_key(store.data_dir)] = scheduler
+    scheduler.add_job("wrapper.outreach:plan_for", "interval", args=[str(store.data_dir)], seconds=30,
+                      max_instances=1, coalesce=True, id=OUTREACH_ID, replace_existing=True)
     if settings.retention_days:
         retention.schedule(scheduler, store.data_dir, settings.retention_days)
     else:  # switched off since the last start: the stored sweep must not keep running

@@ -139,13 +139,14 @@ def test_the_app_scheduler_keeps_its_fixed_jobs_once_and_consolidates(home, sett
     store = Store(home)
     consent.accept(store, "ana", tz="Europe/Berlin")
     messages.append(store, "ana", "user", "I live in Lisbon", context="personal")
+    fixed = ["consolidate", "outreach-plan"]
     for _ in range(2):  # two starts of the app: the fixed job is replaced, not duplicated
         s = jobs.build(settings.model_copy(update={"retention_days": 30}), store)
         s.start(paused=True)
-        assert sorted(j.id for j in s.get_jobs()) == ["consent-retention-sweep", "consolidate"]
+        assert sorted(j.id for j in s.get_jobs()) == ["consent-retention-sweep", *fixed]
         s.shutdown(wait=False)
-    s = jobs.build(settings, store)  # retention switched off: its stored job goes
-    assert [r[0] for r in _rows(store)] == ["consolidate"]
+    s = jobs.build(settings.model_copy(update={"consolidate_idle_minutes": 0}), store)  # retention off: it goes
+    assert [r[0] for r in _rows(store)] == fixed
     s.start(paused=True)
     s.get_job("consolidate").func(*s.get_job("consolidate").args)  # what the interval run does
     from memory import claims
@@ -153,3 +154,41 @@ def test_the_app_scheduler_keeps_its_fixed_jobs_once_and_consolidates(home, sett
     assert [c.text for c in claims.current(store, "ana")] == ["Lives in Lisbon"]
     s.shutdown(wait=False)
     store.close()
+
+
+def test_consolidation_waits_for_silence_or_a_pile_of_messages(store):
+    consent.accept(store, "ana", tz="UTC")
+    t0 = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
+    for i in range(3):
+        messages.append(store, "ana", "user", f"I live in Lisbon {i}", "personal", ts=t0 + timedelta(minutes=i))
+    last = t0 + timedelta(minutes=2)
+    assert not jobs.due_for_consolidation(store, "ana", 5, 20, now=last + timedelta(minutes=4))
+    assert jobs.due_for_consolidation(store, "ana", 5, 20, now=last + timedelta(minutes=5))
+    assert jobs.due_for_consolidation(store, "ana", 5, 3, now=last)  # three new ones: no need to wait
+    jobs.consolidate_all(store)
+    assert not jobs.due_for_consolidation(store, "ana", 5, 1, now=last + timedelta(days=1))  # nothing new
+
+
+def test_a_reminder_set_in_a_turn_reaches_the_participant_through_the_app_scheduler(home, settings):
+    from companion.turn import turn
+    from wrapper import actions, outreach
+
+    store = Store(home)
+    consent.accept(store, "ana", tz="UTC")
+    turn(store, "ana", "Just do it, don't ask me first.", settings=settings)
+    r = turn(store, "ana", "remind me to stretch in 1 minute", settings=settings)
+    [run] = r.trace.actions_run
+    with store.transaction() as conn:  # bring it forward: a test does not wait a minute
+        conn.execute("UPDATE actions SET due_at = ? WHERE id = ?",
+                     ((datetime.now(timezone.utc) + timedelta(seconds=1)).isoformat(), run["id"]))
+    s = jobs.build(settings, store)
+    s.start()
+    try:
+        assert outreach.plan_for(str(home)) == 1 and outreach.plan_for(str(home)) == 0  # one job per action
+        deadline = time.time() + 15
+        while actions.get(store.conn, "ana", run["id"]).status != "delivered" and time.time() < deadline:
+            time.sleep(0.1)
+        assert messages.read(store, "ana", 10**9)[-1].text == "Reminder: stretch."
+    finally:
+        s.shutdown()
+        store.close()

@@ -78,3 +78,14 @@ def plan(scheduler, store: Store) -> int:
                          [str(store.data_dir), r["id"]], job_id)
             added += 1
     return added
+
+
+def plan_for(data_dir: str) -> int:
+    """The app's periodic check (a job): date jobs for actions scheduled since the last one."""
+    from companion.scheduler import scheduler_for, store_for
+
+    scheduler = scheduler_for(data_dir)
+    if scheduler is None:
+        return 0
+    with store_for(data_dir) as store:
+        return plan(scheduler, store)
