@@ -43,6 +43,24 @@ def current_sql(alias: str = "") -> str:
     return f"{a}valid_from < ? AND ({a}valid_to IS NULL OR ? <= {a}valid_to)"
 
 
+def current_rows(store: Store, table: str, participant: str, as_of: int | None = None) -> list:
+    """Rows of a derived-memory table that hold at the bound (None: now), oldest first."""
+    if as_of is None:
+        return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? AND status='current' "
+                                  "ORDER BY valid_from, id", (participant,)).fetchall()
+    return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? AND {current_sql()} "
+                              "ORDER BY valid_from, id", (participant, as_of, as_of)).fetchall()
+
+
+def all_rows(store: Store, table: str, participant: str, as_of: int | None = None) -> list:
+    """Every row, superseded ones too (as of a bound: only those that existed before it)."""
+    if as_of is None:
+        return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? ORDER BY valid_from, id",
+                                  (participant,)).fetchall()
+    return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? AND valid_from < ? "
+                              "ORDER BY valid_from, id", (participant, as_of)).fetchall()
+
+
 def sources_as_of(sources_json: str, as_of: int | None) -> list[list]:
     src = json.loads(sources_json)
     if as_of is None:

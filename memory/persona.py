@@ -209,27 +209,12 @@ def add(store: Store, participant: str, *, slot: str, value: str, clause: str, s
 
 def current(store: Store, participant: str, as_of: int | None = None) -> list[Item]:
     """Items that hold at the bound (None: now), oldest first."""
-    if as_of is None:
-        rows = store.conn.execute(
-            "SELECT * FROM memory_persona WHERE participant=? AND status='current' ORDER BY valid_from, id",
-            (participant,)).fetchall()
-    else:
-        rows = store.conn.execute(
-            f"SELECT * FROM memory_persona WHERE participant=? AND {derived.current_sql()} ORDER BY valid_from, id",
-            (participant, as_of, as_of)).fetchall()
-    return [_row(r, as_of) for r in rows]
+    return [_row(r, as_of) for r in derived.current_rows(store, "memory_persona", participant, as_of)]
 
 
 def all_(store: Store, participant: str, as_of: int | None = None) -> list[Item]:
     """Every item, superseded ones too (as of a bound: only those that existed before it)."""
-    if as_of is None:
-        rows = store.conn.execute("SELECT * FROM memory_persona WHERE participant=? ORDER BY valid_from, id",
-                                  (participant,)).fetchall()
-    else:
-        rows = store.conn.execute(
-            "SELECT * FROM memory_persona WHERE participant=? AND valid_from < ? ORDER BY valid_from, id",
-            (participant, as_of)).fetchall()
-    return [_row(r, as_of) for r in rows]
+    return [_row(r, as_of) for r in derived.all_rows(store, "memory_persona", participant, as_of)]
 
 
 def get(store: Store, participant: str, item_id: int) -> Item:
