@@ -298,7 +298,7 @@ def turn(
         found = selector.source_settings(settings.ix_source, ctx)
         return selector.plain(selector.select(context, settings.ix_source, found, sess.declared, {}))
 
-    if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved):
+    if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved, learned):
         trace.interaction = {"learned": learned} if learned else {}
         trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
         return _finish_without_model(store, participant, context, msg, handled, trace, state, clock, started)

@@ -157,6 +157,8 @@ def test_a_held_action_waits_for_yes_in_chat_and_no_cancels(store, ana, home):
     assert r2.shown.startswith("Scheduled: remind you: call Ana")
     assert actions.get(store.conn, ana, held.id).status == "scheduled"
     assert [e["event"] for e in actions.events(store, ana, held.id)] == ["proposed", "held", "approved", "run"]
+    [accepted] = cells.current(store, ana, "personal")  # acceptance: asking first was right here
+    assert (accepted.attribute, accepted.setting, accepted.source_dayids) == ("autonomy", "suggest", [r2.message.dayid])
     turn(store, ana, "Draft a message to Bea saying I will be late", settings=s)
     r3 = turn(store, ana, "no", settings=s)
     assert r3.shown.startswith("Cancelled: draft to Bea") and actions.outbox(store, ana) == []

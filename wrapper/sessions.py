@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable
 
-from memory import extract, keys, participants
+from memory import cells, extract, keys, participants
 from memory.messages import Message
 from memory.store import Store
 from wrapper import actions, intents
@@ -97,9 +97,19 @@ def learn(store: Store, participant: str, msg: Message) -> list[dict]:
     return out
 
 
+def accept(store: Store, participant: str, context: str, attribute: str, setting: str | None, msg: Message) -> None:
+    """Acceptance is evidence too: approving an action that was held for approval says "asking me
+    first is right here"; the cell of that context gains this message as a source (or starts)."""
+    if setting:
+        cells.set_(store, participant, context=context, attribute=attribute, setting=setting,
+                   sources=[(msg.dayid, msg.ordinal)], evidence=f"approved a held action: {msg.text[:80]}",
+                   origin="reaction")
+
+
 def resolve_pending(store: Store, participant: str, context: str, msg: Message,
-                    chosen: Callable[[], dict[str, str]], resolved: list[dict]) -> str | None:
-    """The wrapper's own reply when the message answers a pending action; None otherwise."""
+                    chosen: Callable[[], dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
+    """The wrapper's own reply when the message answers a pending action; None otherwise.
+    An approval accepts how the companion helped (see `accept`) unless the same message corrected it."""
     pend = actions.pending(store, participant)
     if not pend:
         return None
@@ -112,6 +122,8 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
         for a in targets:
             if answer == "approve":
                 row = actions.approve(store, participant, a.id, via="chat", dayid=msg.dayid)
+                if a.reason.startswith("autonomy is") and not learned:
+                    accept(store, participant, a.context, "autonomy", chosen().get("autonomy"), msg)
                 verb = "In your outbox (not sent)" if row.kind in ("draft_message", "send_message") else \
                     "Scheduled" if row.status == "scheduled" else "Done"
             else:
