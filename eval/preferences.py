@@ -76,7 +76,8 @@ class PersonaLog:
     change_messages: int = 0
     cells_written: int = 0  # preference-cell versions in the store after the timeline (added or superseding)
     probes: int = 0
-    main_untouched: bool = True  # the main store was byte-for-byte the same row counts after every probe
+    main_untouched: bool = True  # the main store had the same ordinal and row counts after every probe
+    simulator_failures: int = 0  # model-driven simulator calls that failed (taken as no reaction)
 
 
 @dataclass
@@ -100,7 +101,9 @@ def _counts(store, participant: str) -> tuple:
             q("SELECT COUNT(*) FROM memory_cells WHERE participant=?"),
             q("SELECT COALESCE(MAX(id), 0) FROM memory_cells WHERE participant=?"),
             q("SELECT COUNT(*) FROM memory_file_lines WHERE participant=?"),
-            q("SELECT COUNT(*) FROM traces WHERE participant=?"))
+            q("SELECT COUNT(*) FROM traces WHERE participant=?"),
+            q("SELECT COUNT(*) FROM action_events WHERE participant=?"),
+            q("SELECT COALESCE(MAX(last_ts), '') FROM ix_sessions WHERE participant=?"))
 
 
 def copy_store(store, into: Path):
@@ -185,6 +188,7 @@ class _Replay:
                             log.acknowledgements += 1
                 if self.bar is not None:
                     self.bar.update(1)
+            log.simulator_failures = len(sim.failures)
             log.cells_written = store.conn.execute("SELECT COUNT(*) FROM memory_cells WHERE participant=?",
                                                    (persona.id,)).fetchone()[0]
             for cp in by_index.get(len(persona.timeline), []):

@@ -224,9 +224,10 @@ def write(out: Path, header: dict, suite: prefsuite.Suite, runs: list[ConditionR
         for log in r.logs:
             body.append([r.condition, log.persona, str(log.turns), str(log.decision_points),
                          f"{log.corrections} ({log.corrected_attributes})", str(log.acknowledgements),
-                         str(log.cells_written), str(log.probes), "yes" if log.main_untouched else "**NO**"])
+                         str(log.cells_written), str(log.probes), "yes" if log.main_untouched else "**NO**",
+                         str(log.simulator_failures)])
     md += _table(["condition", "persona", "messages", "decision points", "corrections (attributes)", "acks",
-                  "cells written", "probes", "main untouched"], body)
+                  "cells written", "probes", "main untouched", "simulator failures"], body)
     broken = [(r.condition, o) for r in runs for o in r.outcomes if o.error]
     if broken:
         md += [f"**Probes that broke the contract or failed ({len(broken)})**, scored wrong and kept in the "

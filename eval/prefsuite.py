@@ -392,6 +392,7 @@ class Scripted:
         self.suite, self.persona = suite, persona
         self.said: dict[tuple[str, str], int] = {}
         self.acked = 0
+        self.failures: list[str] = []
 
     def react(self, context: str, stakes: list[str], targets: dict[str, str], result, last: bool) -> str | None:
         got = declared(result)
@@ -436,6 +437,7 @@ class ModelSimulator:
     def __init__(self, suite: Suite, persona: Persona, model: str, timeout: float = 120.0):
         self.suite, self.persona, self.model, self.timeout = suite, persona, model, timeout
         self.name = f"model:{model}"
+        self.failures: list[str] = []
 
     def _ask(self, system: str, user: str, max_tokens: int) -> str:
         from companion import gateway
@@ -452,7 +454,11 @@ class ModelSimulator:
                   "You will see what the assistant just showed and did. If it matches what you want, reply "
                   "with exactly ACCEPT. Otherwise reply with one or two short sentences, in your own words, "
                   "telling it how you want to be helped. State it plainly; do not ask a question.")
-        text = self._ask(system, public_behaviour(result), 80).strip()
+        try:
+            text = self._ask(system, public_behaviour(result), 80).strip()
+        except Exception as e:  # a failed simulator call says nothing; counted, not guessed at
+            self.failures.append(f"{type(e).__name__}: {e}"[:200])
+            return None
         if not text or text.upper().startswith("ACCEPT"):
             return None
         return text
