@@ -6,7 +6,9 @@ writes that participant only, so a participant sees only their own conversation.
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import queue
 import tempfile
 import threading
@@ -23,8 +25,11 @@ from consent import records as consent
 from memory import messages, participants, registry, traces
 from memory.store import Store, StoreError
 from memory.traces import Trace
+from wrapper import actions, outreach
 
 HISTORY_SHOWN = 200  # messages loaded into the chat on sign-in
+ACTION_COLUMNS = ["id", "action", "what", "status", "why", "context"]
+log = logging.getLogger(__name__)
 
 
 def new_session() -> dict:
@@ -74,16 +79,57 @@ def history(store: Store, participant: str) -> list[dict]:
     rows = messages.read(store, participant, messages.next_ordinal(store, participant), limit=HISTORY_SHOWN)
     by_reply = {t.reply_dayid: t for t in traces.list_(store, participant=participant, limit=HISTORY_SHOWN)}
     out = []
+    prev = None
     for m in rows:
         if m.sender == "user":
             out.append({"role": "user", "content": m.text})
         else:
             out.append({"role": "assistant", "content": m.text})
-            out.append(_memory_message(by_reply.get(m.dayid)))
+            trace = by_reply.get(m.dayid)
+            if trace is not None or prev == "user":  # a reminder or check-in answers nothing: no memory line
+                out.append(_memory_message(trace))
+        prev = m.sender
     return out
 
 
-def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
+def held_rows(store: Store, participant: str) -> list[dict]:
+    """The participant's actions waiting for approval (or for missing facts), as the panel shows them."""
+    return [{"id": a.id, "title": a.title, "summary": a.summary, "reason": a.reason, "status": a.status,
+             "missing": actions.missing(a.kind, a.payload) if a.status == "awaiting_facts" else []}
+            for a in actions.pending(store, participant)]
+
+
+def action_history(store: Store, participant: str) -> list[list]:
+    """The participant's actions, newest first; drafts and messages that ran are in the outbox.
+    Proposals the wrapper dropped unasked (outreach switched off ...) were never offered: they
+    are in the turn's trace, not here."""
+    outbox = {a.id for a in actions.outbox(store, participant)}
+    return [[a.id, a.title, a.summary, "in your outbox (not sent)" if a.id in outbox else a.status, a.reason,
+             a.context] for a in actions.history(store, participant) if a.status != "dropped"]
+
+
+def _resolved(a) -> str:
+    if a.status == "rejected":
+        return f"Rejected #{a.id}: {a.summary}. It will not run."
+    done = {"scheduled": "scheduled", "done": "done"}.get(a.status, a.status)
+    if a.kind in ("draft_message", "send_message"):
+        done = "written to your outbox, not sent"
+    return f"Approved #{a.id}: {a.summary} ({done})."
+
+
+def plan_outreach(scheduler, store: Store) -> None:
+    """Give reminders and check-ins that now run their delivery job (idempotent)."""
+    if scheduler is None:
+        return
+    try:
+        outreach.plan(scheduler, store)
+    except Exception:  # a reply or an approval never fails for it; the next call tries again
+        log.exception("could not schedule reminder delivery")
+
+
+def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.Blocks:
+    """The app. `scheduler` (companion.scheduler, running) gets a delivery job for each reminder or
+    check-in that a reply or an approval schedules; without it the rows wait for the next start."""
     store = store or Store(settings.data_dir)
     limiter = auth.RateLimiter()
     text = consent.current()
@@ -117,6 +163,37 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 download_file = gr.File(label="Your data (JSON)", visible=False, interactive=False)
                 withdraw_confirm = gr.Checkbox(label="Yes, erase everything about me", value=False)
                 account_msg = gr.Markdown(elem_id="account-msg")
+                act_pending = gr.State([])  # what the approval panel lists (rows of held_rows)
+                with gr.Accordion("Waiting for your approval", open=True, elem_id="held-actions"):
+                    act_msg = gr.Markdown(elem_id="act-msg")
+
+                    @gr.render(inputs=[act_pending])
+                    def held_list(rows):
+                        if not rows:
+                            gr.Markdown("_Nothing is waiting for your approval._", elem_id="act-none")
+                            return
+                        for r in rows:
+                            with gr.Row(key=f"held-{r['id']}", elem_classes=["held-action"]):
+                                needs = f" Still missing: {', '.join(r['missing'])}." if r["missing"] else ""
+                                gr.Markdown(f"**#{r['id']} {r['title']}**: {r['summary']}  \n_{r['reason']}._{needs}",
+                                            key=f"held-text-{r['id']}")
+                                yes = gr.Button("Approve", variant="primary", size="sm", scale=0,
+                                                key=f"approve-{r['id']}", elem_id=f"act-approve-{r['id']}")
+                                no = gr.Button("Reject", size="sm", scale=0, key=f"reject-{r['id']}",
+                                               elem_id=f"act-reject-{r['id']}")
+                                yes.click(functools.partial(act_resolve, r["id"], True), [session], act_outs,
+                                          api_visibility="private")
+                                no.click(functools.partial(act_resolve, r["id"], False), [session], act_outs,
+                                         api_visibility="private")
+
+                    # The same handlers by action number, for the API (scripts, tests): not shown.
+                    act_id = gr.Number(visible=False, precision=0)
+                    act_approve_api = gr.Button(visible=False)
+                    act_reject_api = gr.Button(visible=False)
+                with gr.Accordion("Actions and outbox", open=False, elem_id="action-history"):
+                    act_refresh = gr.Button("Refresh", size="sm")
+                    act_hist = gr.Dataframe(headers=ACTION_COLUMNS, interactive=False, wrap=True,
+                                            elem_id="act-history")
                 with gr.Accordion("What I remember", open=False, elem_id="memory-inspector") as mem_box:
                     gr.Markdown("What the companion has learned about you, each item with the messages it "
                                 "came from. Pick an item to see them; correct or delete what is wrong. "
@@ -263,13 +340,45 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
                 yield chat, ""
                 return
             r = result["r"]
+            plan_outreach(scheduler, store)  # a reminder the reply scheduled gets its delivery job
             chat[-1] = {"role": "assistant", "content": r.shown}
             if r.trace is not None:
                 chat.append(_memory_message(r.trace))
             yield chat, ""
 
-        send.click(respond, [box, context, chatbot, session], [chatbot, box])
-        box.submit(respond, [box, context, chatbot, session], [chatbot, box])
+        def act_view(sess: dict):
+            p = sess.get("participant")
+            if not p:
+                return [], []
+            return held_rows(store, p), action_history(store, p)
+
+        def act_resolve(action_id, approve: bool, sess: dict):
+            if not sess.get("participant"):
+                raise gr.Error("Sign in first.")
+            if action_id in (None, ""):
+                raise gr.Error("Choose an action.")
+            try:
+                a = (actions.approve if approve else actions.reject)(store, sess["participant"], int(action_id),
+                                                                    via="ui")
+            except (actions.ActionError, ValueError) as e:
+                raise gr.Error(str(e)) from None
+            plan_outreach(scheduler, store)
+            return (_resolved(a), *act_view(sess))
+
+        act_outs = [act_msg, act_pending, act_hist]
+        def act_approve(action_id, sess: dict):
+            return act_resolve(action_id, True, sess)
+
+        def act_reject(action_id, sess: dict):
+            return act_resolve(action_id, False, sess)
+
+        act_approve_api.click(act_approve, [act_id, session], act_outs, api_name="act_approve")
+        act_reject_api.click(act_reject, [act_id, session], act_outs, api_name="act_reject")
+        act_refresh.click(act_view, [session], [act_pending, act_hist], api_name="act_view")
+        for ev in (send.click(respond, [box, context, chatbot, session], [chatbot, box]),
+                   box.submit(respond, [box, context, chatbot, session], [chatbot, box])):
+            # a reply may have held an action (or resolved one: "yes" in the chat)
+            ev.then(act_view, [session], [act_pending, act_hist], api_visibility="private")
 
         def sign_out(sess: dict):
             sess["participant"], sess["pending"] = None, {}
@@ -355,8 +464,11 @@ def build(settings: Settings, store: Store | None = None) -> gr.Blocks:
             mem_view, [session], mem_outs, api_visibility="private")
         mem_delete_btn.click(mem_delete, [mem_item, session], [mem_msg], api_name="mem_delete").success(
             mem_view, [session], mem_outs, api_visibility="private")
+        def panels_for(sess: dict):
+            return (*mem_view(sess), "", "", *act_view(sess), "")
+
         for ev in switched:
-            ev.then(lambda sess: (*mem_view(sess), "", ""), [session], mem_outs + [mem_msg, mem_text],
+            ev.then(panels_for, [session], mem_outs + [mem_msg, mem_text, act_pending, act_hist, act_msg],
                     api_visibility="private")
         mem_show_v.click(mem_version_of, [mem_version, session], [mem_version_text], api_name="mem_version")
         mem_version.input(mem_version_of, [mem_version, session], [mem_version_text], api_visibility="private")
@@ -436,6 +548,7 @@ def schedule_jobs(settings: Settings, store: Store):
 
     scheduler = jobs.build(settings, store)
     scheduler.start()
+    plan_outreach(scheduler, store)  # reminders scheduled while the app was not running (CLI chats)
     return scheduler
 
 
@@ -443,8 +556,8 @@ def serve(settings: Settings, block: bool = True):
     store = Store(settings.data_dir)
     # Load the embedding model now, not inside the first participant's turn.
     threading.Thread(target=lambda: store.vectors.embedder.encode(["warm up"]), daemon=True).start()
-    schedule_jobs(settings, store)
-    demo = build(settings, store)
+    scheduler = schedule_jobs(settings, store)
+    demo = build(settings, store, scheduler)
     demo.queue(default_concurrency_limit=8)
     return demo.launch(server_name=settings.host, server_port=settings.port, share=False,
                        ssr_mode=False, mcp_server=False, prevent_thread_lock=not block,

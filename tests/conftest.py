@@ -84,12 +84,20 @@ def serve_app(home):
 
     started = []
 
-    def start(embedder=None, **overrides):
+    def start(embedder=None, scheduled=False, **overrides):
+        """scheduled: the app gets a (paused) companion.scheduler scheduler, as `serve` gives it."""
         opts = dict(home=home, model="echo", gate="always", retriever="bm25", recent_window=0)
         s = Store(home)
         if embedder is not None:
             s.vectors.embedder = embedder
-        demo = app.build(Settings(**{**opts, **overrides}), s)
+        scheduler = None
+        if scheduled:
+            from companion import scheduler as jobs
+
+            scheduler = jobs.build(Settings(**{**opts, **overrides}), s)
+            scheduler.start(paused=True)
+            schedulers.append(scheduler)
+        demo = app.build(Settings(**{**opts, **overrides}), s, scheduler)
         demo.queue()
         port = free_port()
         demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
@@ -97,7 +105,11 @@ def serve_app(home):
         started.append((demo, s))
         return f"http://127.0.0.1:{port}/", s
 
+    schedulers: list = []
     yield start
+    for scheduler in schedulers:
+        scheduler.remove_all_jobs()  # a paused scheduler runs due jobs once on shutdown
+        scheduler.shutdown(wait=False)
     for demo, s in started:
         demo.close()
         s.close()

@@ -146,3 +146,78 @@ def test_what_i_remember_lists_sources_corrects_deletes_and_stays_private(served
     assert _table(a.predict(api_name="/mem_view")) == []
     with pytest.raises(Exception, match="Sign in first"):
         a.predict(new_claim[0], api_name="/mem_delete")
+
+
+def _actions(table) -> dict[int, list]:
+    return {r[0]: r for r in table["data"]}
+
+
+def test_held_actions_are_approved_or_rejected_from_the_panel_by_their_owner_only(served):
+    from wrapper import actions
+
+    url, store = served
+    consent.accept(store, "bob", pass_hash=auth.hash_passphrase("bob-pass"))
+    a = Client(url, verbose=False)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    chat = a.predict("remind me to call mom tomorrow at 9am", "personal", [], api_name="/respond")[0]
+    assert "Waiting for your approval: remind you: call mom" in chat[-2]["content"][0]["text"]
+    a.predict("draft a message to Tom saying I will be late", "personal", [], api_name="/respond")
+    listed = _actions(a.predict(api_name="/act_view"))
+    assert [(r[2].split(" (")[0], r[3]) for r in listed.values()] == [
+        ("draft to Tom: “I will be late”", "held"), ("remind you: call mom", "held")]  # newest first
+    draft, reminder = listed
+    assert [x.id for x in actions.pending(store, "ana")] == [reminder, draft]
+
+    # B sees nothing of A's, and can neither approve nor reject A's actions
+    b = Client(url, verbose=False)
+    b.predict("bob", "bob-pass", api_name="/sign_in")
+    assert _actions(b.predict(api_name="/act_view")) == {}
+    for api in ("/act_approve", "/act_reject"):
+        with pytest.raises(Exception, match=f"no action {reminder} for this participant"):
+            b.predict(reminder, api_name=api)
+    assert [x.id for x in actions.pending(store, "ana")] == [reminder, draft]
+
+    # A approves the reminder (it is scheduled) and rejects the draft (it never reaches the outbox)
+    msg, table = a.predict(reminder, api_name="/act_approve")
+    assert msg.startswith(f"Approved #{reminder}: remind you: call mom") and msg.endswith("(scheduled).")
+    assert _actions(table)[reminder][3] == "scheduled" and _actions(table)[draft][3] == "held"
+    msg, table = a.predict(draft, api_name="/act_reject")
+    assert msg == f"Rejected #{draft}: draft to Tom: “I will be late”. It will not run."
+    assert _actions(table)[draft][3] == "rejected"
+    assert actions.pending(store, "ana") == [] and actions.outbox(store, "ana") == []
+    events = [(e["action_id"], e["event"], e["via"]) for e in actions.events(store, "ana")]
+    assert (reminder, "approved", "ui") in events and (draft, "rejected", "ui") in events
+    assert actions.violations(store, "ana") == []
+    # a resolved action cannot be resolved again; a missing number is refused
+    with pytest.raises(Exception, match="not waiting for approval"):
+        a.predict(draft, api_name="/act_approve")
+    with pytest.raises(Exception, match="Choose an action"):
+        a.predict(None, api_name="/act_approve")
+
+
+def test_an_approved_reminder_gets_its_delivery_job_and_arrives_in_the_chat(serve_app):
+    from wrapper import actions
+
+    url, store = serve_app(scheduled=True)
+    consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))
+    a = Client(url, verbose=False)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    a.predict("remind me to call mom tomorrow at 9am", "personal", [], api_name="/respond")
+    (held,) = actions.pending(store, "ana")
+    jobs_before = [r[0] for r in store.conn.execute("SELECT id FROM scheduler_jobs")]
+    assert f"action-{held.id}" not in jobs_before  # held: nothing is scheduled before approval
+    a.predict(held.id, api_name="/act_approve")
+    row = store.conn.execute("SELECT next_run_time FROM scheduler_jobs WHERE id=?", (f"action-{held.id}",)).fetchone()
+    due = actions.get(store.conn, "ana", held.id).due_at
+    from datetime import datetime
+
+    assert row is not None and row[0] == datetime.fromisoformat(due).timestamp()
+    # when it falls due the job writes the reminder into the conversation
+    from companion.scheduler import DbJobStore
+
+    job = DbJobStore(store).lookup_job(f"action-{held.id}")
+    assert job.func(*job.args) is True
+    out = a.predict("ana", "ana-pass", api_name="/sign_in")  # signing in again loads the conversation
+    chat = next(x for x in out if isinstance(x, list))
+    assert chat[-1]["content"][0]["text"] == "Reminder: call mom."
+    assert actions.get(store.conn, "ana", held.id).status == "delivered"

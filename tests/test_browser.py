@@ -286,7 +286,9 @@ def _drive(page: Page, server: str, tmp_path: Path) -> None:
     assert not errors, f"uncaught errors in the page: {errors}"
 
 
-def test_what_i_remember_shows_a_claim_its_source_message_and_deletes_it(request, tmp_path):
+def test_what_i_remember_and_the_approval_panel(request, tmp_path):
+    """The inspector shows a claim, the message it came from, and deletes it; a held reminder
+    appears in "Waiting for your approval" with its own buttons and is approved there."""
     chromium = _chromium()
     server = request.getfixturevalue("server")
     with _browser_page(chromium) as page:
@@ -327,4 +329,18 @@ def test_what_i_remember_shows_a_claim_its_source_message_and_deletes_it(request
         page.locator("#mem-delete").click()
         expect(page.locator("#mem-msg")).to_contain_text("Deleted claim:")
         expect(table.get_by_role("gridcell", name="Lives in Lisbon", exact=True)).to_have_count(0)
+
+        panel = page.locator("#held-actions")
+        expect(panel).to_contain_text("Nothing is waiting for your approval.")
+        msg_box.fill("remind me to call mom tomorrow at 9am")
+        page.locator("#send").click()
+        held = panel.locator(".held-action")
+        expect(held).to_have_count(1, timeout=REPLY_TIMEOUT_MS)  # refreshed after the reply
+        expect(held).to_contain_text("remind you: call mom")
+        page.screenshot(path=str(tmp_path / "held.png"), full_page=True, animations="disabled")
+        held.get_by_role("button", name="Approve").click()
+        expect(page.locator("#act-msg")).to_contain_text("remind you: call mom")
+        expect(page.locator("#act-msg")).to_contain_text("(scheduled).")
+        expect(held).to_have_count(0)
+        expect(panel).to_contain_text("Nothing is waiting for your approval.")
         assert not errors, f"uncaught errors in the page: {errors}"
