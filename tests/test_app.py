@@ -221,3 +221,25 @@ def test_an_approved_reminder_gets_its_delivery_job_and_arrives_in_the_chat(serv
     chat = next(x for x in out if isinstance(x, list))
     assert chat[-1]["content"][0]["text"] == "Reminder: call mom."
     assert actions.get(store.conn, "ana", held.id).status == "delivered"
+
+
+def test_what_i_remember_shows_and_deletes_a_persona_item(served):
+    from companion.scheduler import consolidate_all
+    from memory import extract
+
+    url, store = served
+    a = Client(url, verbose=False)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    a.predict("I am a real introvert", "personal", [], api_name="/respond")
+    consolidate_all(store)
+    out = a.predict(api_name="/mem_view")
+    (item,) = [r for r in _table(out) if r[1].startswith("persona")]
+    assert item[2].startswith("big_five:extraversion = low") and item[4] == "day1-1"
+    assert "extraversion: low" in out[2]
+    assert "I am a real introvert" in a.predict(item[0], api_name="/mem_sources")
+    with pytest.raises(Exception, match="not edited by hand"):
+        a.predict(item[0], "high", api_name="/mem_edit")
+    a.predict(item[0], api_name="/mem_delete")
+    extract.rebuild(store, "ana")
+    out = a.predict(api_name="/mem_view")
+    assert not [r for r in _table(out) if r[1].startswith("persona")] and "extraversion" not in out[2]
