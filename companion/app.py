@@ -131,7 +131,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
     """The app. `scheduler` (companion.scheduler, running) gets a delivery job for each reminder or
     check-in that a reply or an approval schedules; without it the rows wait for the next start."""
     store = store or Store(settings.data_dir)
-    limiter = auth.RateLimiter()
+    guard = auth.SignInGuard()  # sign-ins (participants' names, and "researcher"): per name and address
     text = consent.current()
     live_gates = [n for n in registry.names("gate") if not getattr(registry.get("gate", n), "eval_only", False)]
 
@@ -263,14 +263,15 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             sess["participant"], sess["pending"] = participant, {}
             return (sess, *show("chat"), f"Signed in as **{participant}**", history(store, participant), "")
 
-        def sign_in(n, p, sess: dict):
+        def sign_in(n, p, sess: dict, request: gr.Request):
             n = (n or "").strip()
+            address = getattr(getattr(request, "client", None), "host", None) or "unknown"
             blank = (sess, *show("signin"), gr.update(), gr.update(), "")
             try:
                 participants.check_name(n)
             except StoreError as e:
                 return (*blank[:-1], str(e))
-            wait = limiter.blocked_for(n)
+            wait = guard.blocked_for(n, address)
             if wait > 0:
                 return (*blank[:-1], f"Too many failed sign-ins for {n}; try again in {wait:.0f} s.")
             record = participants.get(store, n)
@@ -281,9 +282,9 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                     return (*blank[:-1], str(e))
                 return (sess, *show("consent"), gr.update(), gr.update(), "")
             if not auth.verify(p or "", record["pass_hash"]):
-                limiter.failed(n)
+                guard.failed(n, address)
                 return (*blank[:-1], "Name or passphrase is wrong.")
-            limiter.succeeded(n)
+            guard.succeeded(n, address)
             if not consent.status(store, n).accepted:
                 sess["pending"] = {"name": n, "pass_hash": None}
                 return (sess, *show("consent"), gr.update(), gr.update(), "")
@@ -479,17 +480,18 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             if not sess.get("researcher"):
                 raise gr.Error("The researcher page needs its password.")
 
-        def r_login(pw, sess: dict):
-            wait = limiter.blocked_for("researcher")
+        def r_login(pw, sess: dict, request: gr.Request):
+            address = getattr(getattr(request, "client", None), "host", None) or "unknown"
+            wait = guard.blocked_for("researcher", address)
             if wait > 0:
                 return sess, gr.update(visible=False), f"Too many failed attempts; try again in {wait:.0f} s.", ""
             try:
                 researcher.check_password(pw, settings.researcher_password, auth.researcher_hash(settings.data_dir))
             except researcher.Refused as e:
                 if settings.researcher_password:
-                    limiter.failed("researcher")
+                    guard.failed("researcher", address)
                 return sess, gr.update(visible=False), str(e), ""
-            limiter.succeeded("researcher")
+            guard.succeeded("researcher", address)
             sess["researcher"] = True
             return sess, gr.update(visible=True), "Researcher page open.", ""
 

@@ -61,6 +61,32 @@ class RateLimiter:
             self._fails.pop(name, None)
 
 
+class SignInGuard:
+    """The app's sign-in limit, per name *and* client address, with a wider cap per name.
+
+    Five wrong passphrases for a name from one address block that address for a minute; the
+    participant signing in from their own device is not locked out by someone guessing from
+    another. Guessing spread over many addresses meets the per-name cap (30 in 10 minutes),
+    which then blocks the name everywhere until the window passes: a slow lock-out is the
+    price of stopping a distributed guess. Kept in memory: a restart forgets it (scrypt's cost,
+    ~50 ms a try, still bounds the rate).
+    """
+
+    def __init__(self, per_address: RateLimiter | None = None, per_name: RateLimiter | None = None):
+        self.per_address = per_address or RateLimiter()
+        self.per_name = per_name or RateLimiter(max_failures=30, window=600.0)
+
+    def blocked_for(self, name: str, address: str) -> float:
+        return max(self.per_address.blocked_for(f"{name}@{address}"), self.per_name.blocked_for(name))
+
+    def failed(self, name: str, address: str) -> None:
+        self.per_address.failed(f"{name}@{address}")
+        self.per_name.failed(name)
+
+    def succeeded(self, name: str, address: str) -> None:
+        self.per_address.succeeded(f"{name}@{address}")
+
+
 class FileRateLimiter(RateLimiter):
     """The same limit, with failures kept in a small JSON file under an exclusive flock.
 

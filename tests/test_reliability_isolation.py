@@ -190,3 +190,16 @@ def test_cli_participant_without_passphrase_stays_open(home):
         assert not auth.verify("", participants.get(s, "op")["pass_hash"])
     finally:
         s.close()
+
+
+def test_sign_in_guessing_from_one_address_does_not_lock_the_participant_out_elsewhere():
+    from companion.auth import RateLimiter, SignInGuard
+
+    g = SignInGuard(per_address=RateLimiter(max_failures=5, window=60), per_name=RateLimiter(max_failures=12, window=600))
+    for _ in range(5):
+        g.failed("ben", "10.0.0.9")
+    assert g.blocked_for("ben", "10.0.0.9") > 0  # the guesser waits
+    assert g.blocked_for("ben", "192.168.1.5") == 0  # ben on his own device does not
+    for i in range(7):  # guessing spread over addresses meets the per-name cap
+        g.failed("ben", f"10.0.1.{i}")
+    assert g.blocked_for("ben", "192.168.1.5") > 0 and g.blocked_for("ana", "10.0.0.9") == 0
