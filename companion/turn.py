@@ -301,7 +301,7 @@ def turn(
     if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved, learned):
         trace.interaction = {"learned": learned} if learned else {}
         trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
-        return _finish_without_model(store, participant, context, msg, handled, trace, state, clock, started)
+        return _finish_without_model(store, participant, context, msg, handled, trace, state, clock, started, at)
 
     # 3-5 DECIDE, RETRIEVE, APPLY
     arm = trials.arm_for(store, participant, settings)
@@ -334,8 +334,9 @@ def turn(
             traces.save(store, trace, conn)
 
     if wrapped.shown is not None:
-        [reply] = messages.append_many(
-            store, participant, [dict(sender="companion", text=wrapped.shown, context=context)], also=save_all)
+        [reply] = messages.append_many(  # stamped at the turn's time: a replayed timeline stays in order
+            store, participant, [dict(sender="companion", text=wrapped.shown, context=context, ts=_reply_ts(at))],
+            also=save_all)
         shown = wrapped.shown
     else:
         reply, shown = None, prompts.FALLBACK_REPLY
@@ -350,7 +351,13 @@ def _default_when(now: datetime) -> str:
     return nxt.replace(hour=9, minute=0, second=0, microsecond=0).isoformat()
 
 
-def _finish_without_model(store, participant, context, msg, shown, trace, state, clock, started) -> TurnResult:
+def _reply_ts(at: datetime | None) -> datetime | None:
+    """The reply's time: now, or just after the message's given time when a timeline is replayed."""
+    return None if at is None else at + timedelta(seconds=1)
+
+
+def _finish_without_model(store, participant, context, msg, shown, trace, state, clock, started,
+                          at: datetime | None = None) -> TurnResult:
     def save(conn, stored):
         trace.reply_dayid = stored[0].dayid
         clock.lap("log_reply")
@@ -358,6 +365,6 @@ def _finish_without_model(store, participant, context, msg, shown, trace, state,
         if state.allows("logging"):
             traces.save(store, trace, conn)
 
-    [reply] = messages.append_many(store, participant, [dict(sender="companion", text=shown, context=context)],
-                                   also=save)
+    [reply] = messages.append_many(store, participant, [dict(sender="companion", text=shown, context=context,
+                                                            ts=_reply_ts(at))], also=save)
     return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)

@@ -365,3 +365,15 @@ def test_actions_from_the_cli_need_the_participants_own_passphrase(home):
     assert run("actions", "approve", str(listed[0]["id"]), "-p", "zed", "--passphrase", "wrong").exit_code != 0
     ok = run("actions", "approve", str(listed[0]["id"]), "-p", "zed", "--passphrase", "pass-zed-1")
     assert ok.exit_code == 0 and ok.output.startswith("done: message to Bea")
+
+
+def test_a_negated_request_asks_for_nothing_and_old_waiting_actions_do_not_swallow_messages(store, ana, home):
+    assert intents.actions_requested("Don't check in on me unless I ask", NOW) == []
+    assert intents.actions_requested("Please never send my boss an email saying I quit", NOW) == []
+    s = quick(home)
+    turn(store, ana, "remind me about the exam", settings=s, at=NOW)  # waits for a time
+    turn(store, ana, "how are you", settings=s, at=NOW + timedelta(minutes=1))
+    r = turn(store, ana, "tomorrow at 8am I fly to Rome", settings=s, at=NOW + timedelta(days=3))
+    assert r.trace.actions_resolved == [] and r.shown.startswith("You said:")  # a normal turn, not an answer
+    assert [a.status for a in actions.pending(store, ana)] == ["awaiting_facts"]
+    assert r.reply.ts > r.message.ts and r.reply.ts.startswith("2026-12-03")  # the replayed time, not the clock

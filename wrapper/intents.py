@@ -75,30 +75,48 @@ def _clean(s: str | None) -> str:
     return re.sub(r"\s+", " ", (s or "")).strip(" .,:;!")
 
 
+_NEGATED = re.compile(r"\b(don't|do not|dont|never|no need to|stop|please don't|without)\b[^.!?;]*$", re.I)
+
+
+def _negated(text: str, start: int) -> bool:
+    """"Don't check in on me unless I ask" asks for nothing: a negation earlier in the clause."""
+    return bool(_NEGATED.search(text[:start]))
+
+
 def actions_requested(text: str, now: datetime) -> list[Intent]:
-    """Actions the participant asks for in so many words. Missing facts stay missing (None)."""
+    """Actions the participant asks for in so many words (not negated ones). Missing facts stay
+    missing (None)."""
+    text = text.strip()
+    return [i for i in _requested(text, now) if not _negated(text, i.args.pop("_at", 0))]
+
+
+def _requested(text: str, now: datetime) -> list[Intent]:
     out: list[Intent] = []
     t = text.strip()
     low = t.lower()
     when = parse_when(t, now)
     when_iso = when.isoformat() if when else None
     if m := re.search(r"\bremind me (?:to |about |that |of )?(?P<what>.+?)" + _WHEN_TAIL, t, re.I | re.S):
-        out.append(Intent("set_reminder", {"text": _clean(m["what"]) or None, "when": when_iso}))
-    if re.search(r"\bcheck (?:in|back) (?:with|on) me\b|\bcheck in (?:tomorrow|later|next week|on )", low):
+        out.append(Intent("set_reminder", {"text": _clean(m["what"]) or None, "when": when_iso, "_at": m.start()}))
+    if c := re.search(r"\bcheck (?:in|back) (?:with|on) me\b|\bcheck in (?:tomorrow|later|next week|on )", low):
         topic = re.search(r"\b(?:about|on how) (?P<t>.+?)" + _WHEN_TAIL, t, re.I)
-        out.append(Intent("schedule_checkin", {"when": when_iso, "topic": _clean(topic["t"]) if topic else None}))
+        out.append(Intent("schedule_checkin", {"when": when_iso, "topic": _clean(topic["t"]) if topic else None,
+                                               "_at": c.start()}))
     if m := re.search(r"\b(?:add|make|take|save|write down) (?:a |this as a )?note\b(?: that| saying| to say|:)?\s*(?P<text>.*)",
                       t, re.I | re.S) or re.match(r"\s*note(?: that|:)\s+(?P<text>.+)", t, re.I | re.S):
-        out.append(Intent("add_note", {"text": _clean(m["text"]) or None}))
+        out.append(Intent("add_note", {"text": _clean(m["text"]) or None, "_at": m.start()}))
     if m := re.search(r"\b(?:put|add) (?P<title>.+?) (?:in|on|to|into) my calendar\b", t, re.I):
-        out.append(Intent("add_calendar_entry", {"title": _clean(m["title"]) or None, "when": when_iso}))
+        out.append(Intent("add_calendar_entry", {"title": _clean(m["title"]) or None, "when": when_iso,
+                                                 "_at": m.start()}))
     if m := re.search(r"\bdraft (?:a |an )?(?:message|email|e-mail|note|text|reply|letter)"
                       r"(?: to (?P<to>(?:my )?\w+))?(?:,| saying| that| about| to say|:)?\s*(?P<text>.*)", t, re.I | re.S):
-        out.append(Intent("draft_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None}))
+        out.append(Intent("draft_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None,
+                                            "_at": m.start()}))
     elif m := re.search(r"\b(?:send|email|e-mail|text|message) (?P<to>my \w+|(?!a\b|an\b|the\b)\w+)"
                         r"(?: (?:a|an) (?:message|email|e-mail|text))?(?: saying| that| to say|:)\s*(?P<text>.+)",
                         t, re.I | re.S) or re.search(r"\b[Tt]ell (?P<to>my \w+|[A-Z]\w+) that (?P<text>.+)", t, re.S):
-        out.append(Intent("send_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None}))
+        out.append(Intent("send_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None,
+                                           "_at": m.start()}))
     return out
 
 

@@ -113,11 +113,10 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
     pend = actions.pending(store, participant)
     if not pend:
         return None
-    held = [a for a in pend if a.status == "held"]
+    held = [a for a in pend if a.status == "held" and a.context == context]  # a "yes" at home is not for work
     answer = intents.resolution(msg.text)
     if answer and held:
-        here = [a for a in held if a.context == context] or held
-        targets = here if intents.applies_to_all(msg.text) else [here[-1]]
+        targets = held if intents.applies_to_all(msg.text) else [held[-1]]
         lines = []
         for a in targets:
             if answer == "approve":
@@ -131,12 +130,17 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
                 verb = "Cancelled"
             resolved.append(row.public())
             lines.append(f"{verb}: {row.summary}.")
-        left = len(held) - len(targets)
+        left = len(held) - len(targets)  # in this context; the app's panel lists them all
         if left:
             lines.append(f"{left} more action{'s' if left > 1 else ''} still wait{'' if left > 1 else 's'} "
                          "for your approval.")
         return "\n".join(lines)
-    waiting = [a for a in pend if a.status == "awaiting_facts" and a.context == context]
+    # Only the question just asked is answered: the action must come from the participant's
+    # previous message, so a reminder left waiting last week does not swallow today's message.
+    prev = store.conn.execute("SELECT dayid FROM messages WHERE participant = ? AND sender = 'user' AND ordinal < ? "
+                              "ORDER BY ordinal DESC LIMIT 1", (participant, msg.ordinal)).fetchone()
+    waiting = [a for a in pend if a.status == "awaiting_facts" and a.context == context
+               and prev is not None and a.dayid == prev["dayid"]]
     if not waiting or answer:
         return None
     a = waiting[-1]
