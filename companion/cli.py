@@ -421,6 +421,7 @@ def consent_sweep(older_than_days, settings):
 @guarded("researcher")
 def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
+    import companion.release_sources  # noqa: F401  (profile.jsonl and persona.json from derived memory)
     from consent import export as exporter
 
     names = [p.strip() for p in participants.split(",") if p.strip()] if participants else None

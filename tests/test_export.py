@@ -214,3 +214,26 @@ def test_export_cli(home, tmp_path):
     assert r.exit_code == 2 and "not consented to export" in r.output
     assert run("export", "--out", str(out)).exit_code == 2  # exists
     assert run("export", "--out", str(out), "--overwrite").exit_code == 0
+
+
+def test_a_release_carries_the_derived_profile_and_persona_pseudonymized(store, tmp_path, monkeypatch):
+    import companion.release_sources  # noqa: F401
+    from memory import extract
+
+    monkeypatch.setattr(exporter, "_PROFILE_SOURCES", [companion.release_sources.derived_memory])
+    records.accept(store, "dina", tz="UTC")
+    _say(store, "dina", [("user", "I live in Lisbon with my cat"), ("companion", "Lovely."),
+                         ("user", "I'm a real introvert, honestly"), ("companion", "Noted.")],
+         datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc))
+    extract.consolidate(store, "dina")
+    exporter.export(store, tmp_path / "rel", ["dina"], seed=3)
+    release = read_release(tmp_path / "rel")
+    assert len(release.participants) == 1  # and it reads back in the benchmark format
+    profile = (tmp_path / "rel" / "U01" / "profile.jsonl").read_text(encoding="utf-8")
+    assert "Lives in" in profile and "Lisbon" not in profile  # the stated place got its surrogate
+    assert all(d in {m["dayid"] for m in map(json.loads, (tmp_path / "rel" / "U01" / "conversation.jsonl")
+                                             .read_text().splitlines())}
+               for row in map(json.loads, profile.splitlines()) for d in row["source_dayids"])
+    persona = json.loads((tmp_path / "rel" / "U01" / "persona.json").read_text(encoding="utf-8"))
+    assert persona["big_five"]["extraversion"]["value"] == "low"
+    assert persona["big_five"]["extraversion"]["evidence"] == ["day1-3"]
