@@ -118,7 +118,7 @@ def copy_store(store, into: Path):
         store.conn.backup(dst)
     finally:
         dst.close()
-    copy = Store(into)
+    copy = Store(into, synchronous="NORMAL")  # thrown away after the probe
     copy.vectors.embedder = store.vectors.embedder  # the same embedder (a test may have swapped in a hashing one)
     return copy
 
@@ -146,7 +146,7 @@ class _Replay:
         from consent import records as consent
         from memory.store import Store
 
-        store = Store(self.work / persona.id)
+        store = Store(self.work / persona.id, synchronous="NORMAL")  # a simulation, rebuilt on every run
         try:
             consent.accept(store, persona.id, tz=persona.tz)
             sim = (prefsuite.ModelSimulator(self.suite, persona, self.simulator, self.settings.timeout)

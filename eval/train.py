@@ -39,7 +39,7 @@ def train(corpus: Path, out: Path, c: float = 1.0) -> dict:
 
     release = read_release(corpus)
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(tmp)
+        store = Store(tmp, synchronous="NORMAL")  # a temporary replay
         rows = list(feature_rows(release, store, Settings(home=Path(tmp))))
         store.close()
     if not rows:
