@@ -11,7 +11,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from eval import prefsuite
+from eval import prefsuite, report
+from eval.report import _table
 from eval.metrics import Metric
 from eval.preferences import CONDITION_TITLES, ConditionRun, metrics, outcome_rows, random_baseline
 from wrapper import inventory
@@ -20,25 +21,11 @@ NAMES = {"psa": "PSA", "cs": "CS", "pet": "PET", "carry_over": "carry-over", "br
 
 
 def code_version() -> dict:
-    from eval.report import code_version as cv
-
-    return cv()
+    return report.code_version()
 
 
 def fmt(m: Metric | None, digits: int = 3) -> str:
-    if m is None:
-        return "—"
-    if m.value is None:
-        return f"— ({m.reason})" if m.reason else "—"
-    v = f"{m.value:.{digits}f}"
-    if m.interval:
-        v += f" [{m.interval[0]:.{digits}f}, {m.interval[1]:.{digits}f}]"
-    return v + f" (n={m.n})"
-
-
-def _table(head: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|",
-            *("| " + " | ".join(r) + " |" for r in rows), ""]
+    return report.fmt(m, digits, with_n=True)
 
 
 def _get(ms: list[Metric], name: str, subset: str = "all") -> Metric | None:

@@ -31,7 +31,7 @@ def code_version() -> dict:
     return {"package": pkg, "git": git}
 
 
-def fmt(m: Metric | None, digits: int = 3) -> str:
+def fmt(m: Metric | None, digits: int = 3, with_n: bool = False) -> str:
     if m is None:
         return "—"
     if m.value is None:
@@ -39,7 +39,7 @@ def fmt(m: Metric | None, digits: int = 3) -> str:
     v = f"{m.value:.{digits}f}"
     if m.interval:
         v += f" [{m.interval[0]:.{digits}f}, {m.interval[1]:.{digits}f}]"
-    return v
+    return v + (f" (n={m.n})" if with_n else "")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
