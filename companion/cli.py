@@ -700,20 +700,42 @@ def _memory_participant(store, participant, need_consent: bool = True):
         fail(f"{participant!r} has not consented to the memory scope: nothing is derived")
 
 
+def extractor_options(fn):
+    fn = click.option("--extractor", type=click.Choice(["rule", "model"]), default="rule", show_default=True,
+                      help="rule: explicit first-person statements, no model; model: a capable model proposes "
+                           "(prompt as versioned data), the same verification decides.")(fn)
+    return click.option("--model", "extract_model", default=None,
+                        help="The model of --extractor model (any litellm string; default: the configured model).")(fn)
+
+
+def _extractor(kind: str, model: str | None, settings):
+    from memory import extract
+
+    if kind == "rule":
+        return extract.RuleExtractor()
+    from companion import gateway
+
+    model = model or settings.model
+    return extract.ModelExtractor(lambda msgs: gateway.complete(model, msgs, timeout=settings.timeout,
+                                                                max_tokens=600, retries=settings.retries).text)
+
+
 @memory_group.command("consolidate")
 @click.option("--participant", "-p", required=True)
 @click.option("--budget-chars", type=click.IntRange(min=100), default=None,
               help="File-memory size budget (default: memory.filememory.DEFAULT_BUDGET_CHARS).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@extractor_options
 @common
 @guarded("participant")
-def memory_consolidate(participant, budget_chars, as_json, settings):
-    """Extract from the messages not yet processed (rule-based), verify, merge."""
+def memory_consolidate(participant, budget_chars, as_json, extractor, extract_model, settings):
+    """Extract from the messages not yet processed, verify, merge."""
     from memory import extract, filememory
 
     store = open_store(settings)
     _memory_participant(store, participant)
-    report = extract.consolidate(store, participant, budget_chars=budget_chars or filememory.DEFAULT_BUDGET_CHARS)
+    report = extract.consolidate(store, participant, _extractor(extractor, extract_model, settings),
+                                 budget_chars=budget_chars or filememory.DEFAULT_BUDGET_CHARS)
     _memory_report(report, as_json)
 
 
@@ -730,15 +752,16 @@ def _memory_report(report, as_json):
 @memory_group.command("rebuild")
 @click.option("--participant", "-p", required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@extractor_options
 @common
 @guarded("participant")
-def memory_rebuild(participant, as_json, settings):
+def memory_rebuild(participant, as_json, extractor, extract_model, settings):
     """Derive profile claims, preference cells and persona items again from the full history."""
     from memory import extract
 
     store = open_store(settings)
     _memory_participant(store, participant)
-    _memory_report(extract.rebuild(store, participant), as_json)
+    _memory_report(extract.rebuild(store, participant, _extractor(extractor, extract_model, settings)), as_json)
 
 
 @memory_group.command("show")

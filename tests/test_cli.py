@@ -49,3 +49,15 @@ def test_consent_show_and_withdraw(home):
     assert r.exit_code == 2 and "Nothing was stored" in r.output
     r = run("consent", "accept", "--participant", "ana", "--scopes", "logging,telepathy")
     assert r.exit_code == 2 and "unknown consent scope(s) ['telepathy']" in r.output
+
+
+def test_memory_consolidate_with_a_model_extractor_through_the_gateway(home, install_plugin):
+    install_plugin("extract-model", {"companion.models": {"extracting": "tests.plugins.models:Extracting"}})
+    assert run("consent", "accept", "-p", "ana").exit_code == 0
+    run("chat", "-p", "ana", "--model", "echo", input="hello there\nI live in Lisbon now\n")
+    out = run("memory", "consolidate", "-p", "ana", "--extractor", "model", "--model", "extracting/x", "--json")
+    report = json.loads(out.output)
+    assert report["extractor"] == "model:extract-v1"
+    assert report["verdicts"] == {"supported": 1, "unsupported": 1}  # the yacht is not in the cited message
+    shown = json.loads(run("memory", "show", "-p", "ana", "--json").output)
+    assert [(c["text"], c["source_dayids"]) for c in shown["claims"]] == [("Lives in Lisbon", ["day1-3"])]

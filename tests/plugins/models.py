@@ -34,3 +34,18 @@ class Flaky(TextBackend):
         if type(self).calls % 2 == 1:
             raise ConnectionError("transient")
         yield "recovered"
+
+
+class Extracting(TextBackend):
+    """Plays a capable extraction model: for every participant line "I live in X" in the prompt it
+    proposes the claim, citing that line's dayid and quoting it (JSON lines, as extract-v1 asks)."""
+
+    def generate(self, model, messages, params):
+        import json
+        import re
+
+        said = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
+        for dayid, place in re.findall(r"\[(day\d+-\d+)\][^\n]*?I live in (\w+)", said):
+            yield json.dumps({"kind": "claim", "text": f"Lives in {place}", "category": "residence",
+                              "slot": "residence", "source_dayids": [dayid], "evidence": f"I live in {place}"}) + "\n"
+        yield '{"kind": "claim", "text": "Owns a yacht", "category": "other", "source_dayids": ["day1-1"], "evidence": "my yacht"}\n'
