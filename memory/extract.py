@@ -446,9 +446,12 @@ class Report:
     lines_added: int = 0
     lines_refused: dict = field(default_factory=dict)  # budget / recapture / duplicate
     processed_ordinal: int = 0
+    regenerating: frozenset = field(default_factory=frozenset, repr=False)  # rebuild: lines that stood before
 
     def public(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("regenerating")
+        return out
 
 
 def _count(d: dict, key: str) -> None:
@@ -461,10 +464,10 @@ def _line(store, participant, report, *, origin, old_origin, scope, text, source
         old = filememory.line_for_origin(store, participant, old_origin) if old_origin else None
         if old is not None:
             filememory.replace(store, participant, old.id, text, sources=sources, origin=origin, at=at,
-                               budget_chars=budget_chars)
+                               budget_chars=budget_chars, regenerating=report.regenerating)
         else:
             filememory.add(store, participant, scope, text, sources=sources, origin=origin, at=at,
-                           budget_chars=budget_chars)
+                           budget_chars=budget_chars, regenerating=report.regenerating)
         report.lines_added += 1
     except filememory.MemoryFull:
         _count(report.lines_refused, "budget")
@@ -528,11 +531,13 @@ def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Repor
 
 
 def consolidate(store: Store, participant: str, extractor=None, upto: int | None = None,
-                budget_chars: int = filememory.DEFAULT_BUDGET_CHARS, batch: int = 200) -> Report:
+                budget_chars: int = filememory.DEFAULT_BUDGET_CHARS, batch: int = 200,
+                regenerating: frozenset = frozenset()) -> Report:
     """Run extraction over the messages not yet processed (ordinal above the high-water mark,
     below `upto`), verify, merge, and advance the mark. Safe to run again: merging is idempotent."""
     extractor = extractor or RuleExtractor()
     report = Report(participant, f"{extractor.name}:{extractor.version}")
+    report.regenerating = regenerating
     start = derived.processed_ordinal(store, participant)
     end = upto if upto is not None else derived.effective_ordinal(store, participant) + 1
     report.processed_ordinal = start
@@ -574,6 +579,11 @@ def rebuild(store: Store, participant: str, extractor=None,
         corrections = [dict(r) for r in conn.execute(
             "SELECT * FROM memory_claims WHERE participant=? AND origin='manual' AND status='current' ORDER BY id",
             (participant,))]
+        # Lines that stand now may come back although they were injected into prompts since:
+        # the rebuild re-derives them from the participant's own words, it does not re-capture them.
+        regenerating = frozenset(r["norm"] for r in conn.execute(
+            "SELECT norm FROM memory_file_lines WHERE participant=? AND status='current' AND "
+            "(origin LIKE 'claim:%' OR origin LIKE 'cell:%')", (participant,)))
         conn.execute("DELETE FROM memory_file_lines WHERE participant=? AND (origin LIKE 'claim:%' OR origin LIKE 'cell:%')",
                      (participant,))
         manual_persona = [dict(r) for r in conn.execute(
@@ -585,7 +595,7 @@ def rebuild(store: Store, participant: str, extractor=None,
         conn.execute("DELETE FROM memory_events WHERE participant=? AND kind IN ('claim', 'cell', 'persona', 'proposal')",
                      (participant,))
         derived.set_processed(conn, participant, 0)
-    report = consolidate(store, participant, extractor, budget_chars=budget_chars)
+    report = consolidate(store, participant, extractor, budget_chars=budget_chars, regenerating=regenerating)
     # The participant's own corrections are not derivable: apply them again on top (they take
     # effect now, at the newest message, not at the time they were first made).
     for r in corrections:

@@ -156,10 +156,12 @@ def _at(store: Store, participant: str, sources: list[tuple[str, int]], at: int 
     return derived.effective_ordinal(store, participant)
 
 
-def _guard(conn, store: Store, participant: str, text: str, origin: str) -> None:
+def _guard(conn, store: Store, participant: str, text: str, origin: str, regenerating: frozenset = frozenset()) -> None:
     if origin == "manual":
         return
     n = derived.norm(text)
+    if n in regenerating:  # a rebuild putting back a line that stood before it: not a re-capture
+        return
     current = {r["norm"] for r in _current_rows(conn, participant)}
     for injected in derived.injected_before(store, participant, 1 << 62):
         if derived.norm(injected) == n and n not in current:
@@ -168,7 +170,8 @@ def _guard(conn, store: Store, participant: str, text: str, origin: str) -> None
 
 @_logged
 def add(store: Store, participant: str, scope: str, text: str, sources: list[tuple[str, int]] = (),
-        origin: str = "manual", at: int | None = None, budget_chars: int = DEFAULT_BUDGET_CHARS) -> Line:
+        origin: str = "manual", at: int | None = None, budget_chars: int = DEFAULT_BUDGET_CHARS,
+        regenerating: frozenset = frozenset()) -> Line:
     """Add one line. Refuses duplicates of a current line in the same scope, re-captured memory
     text (see module doc) and anything that would exceed the budget."""
     text = " ".join((text or "").split())
@@ -181,7 +184,7 @@ def add(store: Store, participant: str, scope: str, text: str, sources: list[tup
         for r in _current_rows(conn, participant):
             if r["scope"] == scope and r["norm"] == derived.norm(text):
                 raise StoreError(f"line {r['id']} already says this in {scope}")
-        _guard(conn, store, participant, text, origin)
+        _guard(conn, store, participant, text, origin, regenerating)
         probe = Line(0, scope, text, since, [d for d, _ in sources], at, None, "current", origin)
         size = _size_with(conn, participant, add=[probe])
         if size > budget_chars:
@@ -200,7 +203,8 @@ def add(store: Store, participant: str, scope: str, text: str, sources: list[tup
 
 @_logged
 def replace(store: Store, participant: str, line_id: int, text: str, sources: list[tuple[str, int]] | None = None,
-            origin: str | None = None, at: int | None = None, budget_chars: int = DEFAULT_BUDGET_CHARS) -> Line:
+            origin: str | None = None, at: int | None = None, budget_chars: int = DEFAULT_BUDGET_CHARS,
+            regenerating: frozenset = frozenset()) -> Line:
     """Replace one line with new text (same scope): the old line is closed, not deleted."""
     text = " ".join((text or "").split())
     if not text:
@@ -213,7 +217,7 @@ def replace(store: Store, participant: str, line_id: int, text: str, sources: li
         src = sorted({(d, int(o)) for d, o in (sources if sources is not None else json.loads(old["sources"]))},
                      key=lambda s: s[1])
         origin = origin or old["origin"]
-        _guard(conn, store, participant, text, origin)
+        _guard(conn, store, participant, text, origin, regenerating)
         at = max(_at(store, participant, src if sources is not None else [], at), old["valid_from"])
         since = src[0][0] if src else old["since_dayid"]
         probe = Line(0, old["scope"], text, since, [d for d, _ in src], at, None, "current", origin)

@@ -265,3 +265,12 @@ def test_edit_supersedes_and_rebuild_keeps_hand_written_lines(store, ana, talked
     assert [(c.text, c.origin) for c in now] == [("Lives in Lisbon, in Alfama", "manual")]
     assert "- Lives in Lisbon, in Alfama" in filememory.render(store, ana)
     assert "- Lives in Lisbon _(" not in filememory.render(store, ana)
+
+
+def test_a_rebuild_puts_back_lines_that_were_injected_since(store, ana, talked):
+    before = sorted(line.text for line in filememory.lines(store, ana))
+    assert before  # the fixture's consolidation wrote lines ...
+    derived.note_injected(store, ana, talked[-1].ordinal + 1, before)  # ... and later turns carried them
+    report = extract.rebuild(store, ana)
+    assert report.lines_refused.get("recapture") is None
+    assert sorted(line.text for line in filememory.lines(store, ana)) == before
