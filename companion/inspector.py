@@ -184,7 +184,29 @@ def edit(store, participant: str, key: str, new: str) -> str:
             raise Refused(f"{key} states a preference: change the setting of cell:{of} instead.")
         replaced = filememory.replace(store, participant, item_id, new)
         return f"Changed {key}: now “{replaced.text}” (line:{replaced.id}; earlier versions keep the old line)."
-    raise Refused("Persona items are not edited by hand; delete one that is wrong.")
+    return _set_persona(store, participant, item_id, new)
+
+
+def _set_persona(store, participant: str, item_id: int, value: str) -> str:
+    """A Big Five trait gets high or low, a description a new value; the old one stays in history.
+    A quirk is its own wording: delete it instead."""
+    it = persona.get(store, participant, item_id)
+    if it.kind == "quirk":
+        raise Refused(f"persona:{item_id} is a quirk, which is its own wording: delete it if it is wrong.")
+    value = value.strip().lower() if it.kind == "big_five" else value.strip()
+    found = messages.by_dayids(store, participant, it.source_dayids, messages.next_ordinal(store, participant))
+    sources = [(m.dayid, m.ordinal) for m in found]
+    if not sources:
+        raise Refused(f"persona:{item_id} has no stored source message left to correct; delete it instead.")
+    try:
+        new_item, action = persona.add(store, participant, slot=it.slot, value=value, facet=it.facet,
+                                       clause=f"Corrected by the participant: {it.slot} is {value}",
+                                       sources=sources, origin="manual")
+    except StoreError as e:
+        raise Refused(str(e)) from None
+    if action == "duplicate":
+        return f"persona:{item_id} already says {it.slot} = {value}."
+    return f"Changed persona:{item_id}: {it.slot} is now {new_item.value} (persona:{new_item.id}; the old value stays in its history)."
 
 
 def _set_cell(store, participant: str, cell_id: int, setting: str) -> str:

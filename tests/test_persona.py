@@ -300,3 +300,20 @@ def test_hand_entered_item_survives_rebuild(store, ana, talked):
     extract.rebuild(store, ana)
     chain = [(i.value, i.status, i.origin) for i in persona.all_(store, ana) if i.slot == "daily_rhythm:chronotype"]
     assert chain == [("evening", "superseded", "rule"), ("morning", "current", "manual")]
+
+
+def test_the_participant_corrects_a_trait_in_the_inspector_and_history_keeps_the_old_value(store, ana):
+    from companion import inspector
+
+    say(store, ana, [("user", "I'm a real introvert, honestly.")])
+    extract.consolidate(store, ana)
+    [it] = [x for x in persona.current(store, ana) if x.slot == "big_five:extraversion"]
+    assert it.value == "low"
+    done = inspector.edit(store, ana, f"persona:{it.id}", "High")
+    assert "is now high" in done
+    [now] = [x for x in persona.current(store, ana) if x.slot == "big_five:extraversion"]
+    assert now.value == "high" and now.source_dayids == it.source_dayids
+    assert [x.value for x in persona.all_(store, ana) if x.slot == "big_five:extraversion"] == ["low", "high"]
+    with pytest.raises(inspector.Refused, match="high"):
+        inspector.edit(store, ana, f"persona:{now.id}", "sometimes")  # named: what a trait may be
+    assert persona.persona(store, ana)["big_five"]["extraversion"]["value"] == "high"
