@@ -90,11 +90,8 @@ def set_(store: Store, participant: str, *, context: str, attribute: str, settin
                      "sources": [d for d, _ in sources], "origin": origin}, kt)
         action = "added"
         if old is not None:
-            conn.execute(
-                "UPDATE memory_cells SET status='superseded', valid_to=?, to_dayid=?, superseded_by=? WHERE id=?",
-                (at, sources[-1][0], new_id, old["id"]))
-            derived.log(conn, participant, "cell", old["id"], "superseded", {"by": new_id, "at_ordinal": at},
-                        key_text(context, attribute, old["setting"]))
+            derived.supersede(conn, "memory_cells", "cell", participant, old["id"], new_id, at, sources[-1][0],
+                              {}, key_text(context, attribute, old["setting"]))
             action = "superseded"
         r = conn.execute("SELECT * FROM memory_cells WHERE id=?", (new_id,)).fetchone()
     return _row(r), action

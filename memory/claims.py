@@ -101,12 +101,8 @@ def add(store: Store, participant: str, *, text: str, category: str, sources: li
                     {"text": text, "verdict": verdict, "sources": [d for d, _ in sources], "origin": origin}, text)
         action = "added"
         if old is not None:
-            conn.execute(
-                "UPDATE memory_claims SET status='superseded', valid_to=?, to_dayid=?, superseded_by=? WHERE id=?",
-                (at, sources[-1][0], new_id, old["id"]))
-            derived.log(conn, participant, "claim", old["id"], "superseded",
-                        {"by": new_id, "at_ordinal": at, "text": old["text"]}, old["text"])
-            derived.log(conn, participant, "claim", new_id, "supersedes", {"old": old["id"], "old_text": old["text"]}, text)
+            derived.supersede(conn, "memory_claims", "claim", participant, old["id"], new_id, at, sources[-1][0],
+                              {"text": old["text"]}, old["text"], {"old_text": old["text"]}, text)
             action = "superseded"
         r = conn.execute("SELECT * FROM memory_claims WHERE id=?", (new_id,)).fetchone()
     return _row(r), action

@@ -61,6 +61,17 @@ def all_rows(store: Store, table: str, participant: str, as_of: int | None = Non
                               "ORDER BY valid_from, id", (participant, as_of)).fetchall()
 
 
+def supersede(conn, table: str, kind: str, participant: str, old_id: int, new_id: int, at: int, to_dayid: str,
+              old_detail: dict, old_key: str, new_detail: dict | None = None, new_key: str | None = None) -> None:
+    """Close the old row at `at` (its successor starts there, so exactly one value holds at any
+    bound) and log both sides; the old row stays, as history."""
+    conn.execute(f"UPDATE {table} SET status='superseded', valid_to=?, to_dayid=?, superseded_by=? WHERE id=?",
+                 (at, to_dayid, new_id, old_id))
+    log(conn, participant, kind, old_id, "superseded", {"by": new_id, "at_ordinal": at, **old_detail}, old_key)
+    if new_detail is not None:
+        log(conn, participant, kind, new_id, "supersedes", {"old": old_id, **new_detail}, new_key)
+
+
 def sources_as_of(sources_json: str, as_of: int | None) -> list[list]:
     src = json.loads(sources_json)
     if as_of is None:

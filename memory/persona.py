@@ -195,13 +195,8 @@ def add(store: Store, participant: str, *, slot: str, value: str, clause: str, s
                      "origin": origin, "verdict": verdict}, kt)
         action = "added"
         if old is not None:
-            conn.execute(
-                "UPDATE memory_persona SET status='superseded', valid_to=?, to_dayid=?, superseded_by=? WHERE id=?",
-                (at, sources[-1][0], new_id, old["id"]))
-            derived.log(conn, participant, "persona", old["id"], "superseded",
-                        {"by": new_id, "at_ordinal": at, "value": old["value"]}, key_text(slot, old["value"]))
-            derived.log(conn, participant, "persona", new_id, "supersedes",
-                        {"old": old["id"], "old_value": old["value"]}, kt)
+            derived.supersede(conn, "memory_persona", "persona", participant, old["id"], new_id, at, sources[-1][0],
+                              {"value": old["value"]}, key_text(slot, old["value"]), {"old_value": old["value"]}, kt)
             action = "superseded"
         r = conn.execute("SELECT * FROM memory_persona WHERE id=?", (new_id,)).fetchone()
     return _row(r), action
