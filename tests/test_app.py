@@ -237,8 +237,12 @@ def test_what_i_remember_shows_and_deletes_a_persona_item(served):
     assert item[2].startswith("big_five:extraversion = low") and item[4] == "day1-1"
     assert "extraversion: low" in out[2]
     assert "I am a real introvert" in a.predict(item[0], api_name="/mem_sources")
-    with pytest.raises(Exception, match="not edited by hand"):
-        a.predict(item[0], "high", api_name="/mem_edit")
+    with pytest.raises(Exception, match="high"):  # a trait is high or low, and the refusal says so
+        a.predict(item[0], "sometimes", api_name="/mem_edit")
+    a.predict(item[0], "high", api_name="/mem_edit")  # the participant corrects it
+    out = a.predict(api_name="/mem_view")
+    (item,) = [r for r in _table(out) if r[1].startswith("persona")]
+    assert item[2].startswith("big_five:extraversion = high") and "extraversion: high" in out[2]
     a.predict(item[0], api_name="/mem_delete")
     extract.rebuild(store, "ana")
     out = a.predict(api_name="/mem_view")
