@@ -33,12 +33,6 @@ def parse(key: str | None) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
-def _persona_items(store, participant) -> list:
-    # memory.persona grows (Big Five, quirks, descriptions as rows) while this is written:
-    # list its stored items only when it has them.
-    current = getattr(persona, "current", None)
-    return current(store, participant) if current and hasattr(persona, "get") else []
-
 
 def rows(store, participant: str) -> list[list[str]]:
     """One row per current item: key, kind, what it says, context, source dayids."""
@@ -50,7 +44,7 @@ def rows(store, participant: str) -> list[list[str]]:
                     ", ".join(c.source_dayids)])
     for line in filememory.lines(store, participant):
         out.append([f"line:{line.id}", KINDS["line"], line.text, line.scope, ", ".join(line.source_dayids)])
-    for it in _persona_items(store, participant):
+    for it in persona.current(store, participant):
         out.append([f"persona:{it.id}", f"{KINDS['persona']} ({it.kind})", f"{it.slot} = {it.value}: {it.text}",
                     it.facet or "", ", ".join(it.source_dayids)])
     return out
@@ -128,9 +122,7 @@ def _describe(store, participant: str, kind: str, item_id: int) -> tuple[str, li
     if kind == "line":
         line = _line(store, participant, item_id)
         return f"{line.scope}: {line.text}", line.source_dayids, []
-    it = persona.get(store, participant, item_id) if hasattr(persona, "get") else None
-    if it is None:
-        raise Refused("persona items are not listed separately in this version")
+    it = persona.get(store, participant, item_id)
     return f"{it.slot} = {it.value}: {it.text}", it.source_dayids, []
 
 
@@ -246,8 +238,6 @@ def delete(store, participant: str, key: str) -> str:
     elif kind == "line":
         filememory.delete_line(store, participant, item_id)
     else:
-        if not hasattr(persona, "delete"):
-            raise Refused("persona items cannot be deleted in this version")
         persona.delete(store, participant, item_id)
     return f"Deleted {key} everywhere; it will not be learned again from the same messages."
 
