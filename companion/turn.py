@@ -191,7 +191,11 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
                          **rendered.interaction, "faults": calls.faults}
     clock.lap("wrap")
-    return Wrapped(shown=rendered.shown or done.text.strip(), reply_text=done.text, rendered=rendered,
+    if not rendered.shown.strip():  # tool calls and nothing to show: a fault, like an empty reply
+        trace.error("wrap", "the model called tools but gave nothing the participant could be shown")
+        trace.fallbacks.append("model fault: the participant was told, no reply stored")
+        return Wrapped(shown=None, path=path, selected=chosen)
+    return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
                    selected=chosen, proposals=proposals, calls=calls, path=path)
 
 

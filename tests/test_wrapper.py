@@ -377,3 +377,16 @@ def test_a_negated_request_asks_for_nothing_and_old_waiting_actions_do_not_swall
     assert r.trace.actions_resolved == [] and r.shown.startswith("You said:")  # a normal turn, not an answer
     assert [a.status for a in actions.pending(store, ana)] == ["awaiting_facts"]
     assert r.reply.ts > r.message.ts and r.reply.ts.startswith("2026-12-03")  # the replayed time, not the clock
+
+
+def test_tool_calls_with_nothing_to_show_are_a_fault_not_an_empty_reply(store, ana, home, tool_models, monkeypatch):
+    from tests.plugins import toolmodels
+
+    def generate(self, model, msgs, params):
+        yield toolmodels.ToolCall("IX_verbosity", json.dumps({"setting": "terse"}))
+
+    monkeypatch.setattr(toolmodels.Scripted, "generate", generate)
+    r = turn(store, ana, "hello?", "work", quick(home, model="scripted/v1"))
+    assert r.reply is None and r.message is not None and "something went wrong" in r.shown
+    assert [e.step for e in r.trace.errors] == ["wrap"]
+    assert [m.sender for m in messages.read(store, ana, 10**9)] == ["user"]
