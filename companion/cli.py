@@ -471,12 +471,10 @@ def actions_group():
 @guarded("participant")
 def actions_list(participant, show_all, as_json, settings):
     """Held actions (or all of them, with --all): id, status, what it does."""
-    from memory import participants
     from wrapper import actions
 
     store = open_store(settings)
-    if not participants.exists(store, participant):
-        fail(f"unknown participant {participant!r}")
+    _memory_participant(store, participant, need_consent=False)  # names an unknown participant
     rows = actions.history(store, participant) if show_all else actions.pending(store, participant)
     if as_json:
         click.echo(json.dumps([a.public() for a in rows], ensure_ascii=False, indent=1))

@@ -138,7 +138,7 @@ def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[
         p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
                                                   p["requested"], chosen)
         if p["status"] == "run":
-            p["status"] = "scheduled" if p["kind"] in ("set_reminder", "schedule_checkin") else "done"
+            p["status"] = actions.run_status(p["kind"])
     return out
 
 
@@ -182,7 +182,6 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     proposals = _proposals(ctx, path, calls, plain, now)
     shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
                       "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
-                      "outbox": p["kind"] in ("draft_message", "send_message"),
                       "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
                      for p in proposals if p["status"] != "dropped"]
     rendered = wrapper.render(done.text, plain, calls.payload, actions=shown_actions, faults=calls.faults,

@@ -18,6 +18,23 @@ from memory.store import Store
 from wrapper import inventory
 
 PENDING = ("held", "awaiting_facts")
+OUTBOX = ("draft_message", "send_message")  # written into the local outbox when they run
+TIMED = ("set_reminder", "schedule_checkin")  # delivered later, as a companion message
+
+
+def run_status(kind: str) -> str:
+    """What an action is once it has run: scheduled (delivered at its time) or done."""
+    return "scheduled" if kind in TIMED else "done"
+
+
+def line(kind: str, status: str, summary: str) -> str:
+    """The participant-facing sentence for an action in this state (one wording everywhere)."""
+    if status == "held":
+        return f"Waiting for your approval: {summary}. Reply \u201cyes\u201d to go ahead or \u201cno\u201d to cancel."
+    if status == "rejected":
+        return f"Cancelled: {summary}."
+    verb = "In your outbox (not sent)" if kind in OUTBOX else "Scheduled" if status == "scheduled" else "Done"
+    return f"{verb}: {summary}."
 
 
 class ActionError(ValueError):
@@ -125,11 +142,11 @@ def log_event(conn, participant: str, action_id: int, event: str, via: str, dayi
 
 def _execute(conn, a: ActionRow, via: str, dayid: str | None) -> str:
     """Run one action (never leaves the machine). Returns its new status."""
-    status = "scheduled" if a.kind in ("set_reminder", "schedule_checkin") else "done"
+    status = run_status(a.kind)
     conn.execute("UPDATE actions SET status = ?, due_at = ?, resolved_at = ? WHERE id = ?",
                  (status, a.payload.get("when") if status == "scheduled" else None, _now(), a.id))
     log_event(conn, a.participant, a.id, "run", via, dayid,
-           "into the local outbox, not sent" if a.kind in ("draft_message", "send_message") else "")
+           "into the local outbox, not sent" if a.kind in OUTBOX else "")
     return status
 
 
@@ -181,7 +198,7 @@ def history(store: Store, participant: str) -> list[ActionRow]:
 def outbox(store: Store, participant: str) -> list[ActionRow]:
     """Drafts and messages written (never sent)."""
     return [a for a in history(store, participant)
-            if a.kind in ("draft_message", "send_message") and a.status == "done"]
+            if a.kind in OUTBOX and a.status == "done"]
 
 
 def events(store: Store, participant: str, action_id: int | None = None) -> list[dict]:

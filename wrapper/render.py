@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wrapper.actions import line as action_line
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -131,14 +133,9 @@ def render(reply: str, settings: dict[str, str] | None = None, payload: dict | N
 
     # execution control, as reported
     for a in actions or []:
-        if a["status"] in ("done", "scheduled"):
-            verb = "In your outbox (not sent)" if a.get("outbox") else "Scheduled" if a["status"] == "scheduled" else "Done"
-            blocks.append(f"{verb}: {a['summary']}.")
-            out.actions_run.append(a)
-        elif a["status"] == "held":
-            blocks.append(f"Waiting for your approval: {a['summary']}. Reply \u201cyes\u201d to go ahead or "
-                          f"\u201cno\u201d to cancel.")
-            out.actions_held.append(a)
+        if a["status"] in ("done", "scheduled", "held"):
+            blocks.append(action_line(a["kind"], a["status"], a["summary"]))
+            (out.actions_held if a["status"] == "held" else out.actions_run).append(a)
         elif a["status"] == "awaiting_facts":
             out.actions_held.append(a)
 

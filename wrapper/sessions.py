@@ -123,13 +123,10 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
                 row = actions.approve(store, participant, a.id, via="chat", dayid=msg.dayid)
                 if a.reason.startswith("autonomy is") and not learned:
                     accept(store, participant, a.context, "autonomy", chosen().get("autonomy"), msg)
-                verb = "In your outbox (not sent)" if row.kind in ("draft_message", "send_message") else \
-                    "Scheduled" if row.status == "scheduled" else "Done"
             else:
                 row = actions.reject(store, participant, a.id, via="chat", dayid=msg.dayid)
-                verb = "Cancelled"
             resolved.append(row.public())
-            lines.append(f"{verb}: {row.summary}.")
+            lines.append(actions.line(row.kind, row.status, row.summary))
         left = len(held) - len(targets)  # in this context; the app's panel lists them all
         if left:
             lines.append(f"{left} more action{'s' if left > 1 else ''} still wait{'' if left > 1 else 's'} "
@@ -155,10 +152,6 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
         return None
     row, _ = actions.supply_facts(store, participant, a.id, facts, chosen(), msg.dayid)
     resolved.append(row.public())
-    if row.status == "held":
-        return (f"Thanks. Waiting for your approval: {row.summary}. Reply \u201cyes\u201d to go ahead or "
-                f"\u201cno\u201d to cancel.")
     if row.status == "awaiting_facts":
         return f"Thanks. I still need: {', '.join(actions.missing(row.kind, row.payload))}."
-    verb = "Scheduled" if row.status == "scheduled" else "Done"
-    return f"Thanks. {verb}: {row.summary}."
+    return "Thanks. " + actions.line(row.kind, row.status, row.summary)
