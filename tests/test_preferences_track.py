@@ -125,9 +125,11 @@ def test_lint_catches_a_probe_that_leaks_its_target_and_an_unlearnable_correctio
     s = _mini_suite()
     s["probe"]["verbosity"]["work"] = "Keep it short. What is a service level agreement?"
     s["voice"]["formality"]["casual"] = ["Be cool, man."]
-    s["voice"]["proactive_outreach"]["high"] = ["Check in on me later."]  # a preference, and a request to act
+    # a preference, and a request to act ("Check in on me later" is a preference only, since the
+    # wrapper reads standing outreach permissions as such)
+    s["voice"].setdefault("autonomy", {})["autonomous"] = ["Just do it, don't ask me first: add a note that rent is due."]
     lint = prefsuite.lint(prefsuite.parse(s))
-    assert any("'Check in on me later.' reads as a request for ['schedule_checkin']" in p for p in lint.problems)
+    assert any("reads as a request for ['add_note']" in p for p in lint.problems), lint.problems
     assert any("probe verbosity/work states a preference" in p for p in lint.problems)
     assert any("'Be cool, man.' for formality=casual said in work is read as []" in p for p in lint.problems)
 

@@ -85,6 +85,9 @@ def test_requests_and_answers():
     [s] = intents.actions_requested("send my boss an email saying I quit", NOW)
     assert (s.kind, s.args) == ("send_message", {"to": "my boss", "text": "I quit"})
     assert intents.actions_requested("what did I tell you about my boss?", NOW) == []
+    # a standing permission is a preference, not a check-in to schedule now
+    assert intents.actions_requested("Feel free to check in on me without being asked.", NOW) == []
+    assert [i.kind for i in intents.actions_requested("check in with me tomorrow", NOW)] == ["schedule_checkin"]
     assert intents.resolution("Yes, go ahead") == "approve" and intents.resolution("no thanks") == "reject"
     assert intents.resolution("no, I meant the other Ana") is None  # a correction is not an answer
 
@@ -260,6 +263,10 @@ def test_outreach_low_schedules_nothing_unprompted_high_does(store, ana, home):
     assert r.trace.actions_run == [] and r.trace.actions_dropped[0]["kind"] == "schedule_checkin"
     turn(store, ana, "Feel free to check in on me without being asked.", settings=s)
     assert cells.settings_for(store, ana, "personal").get("proactive_outreach") == "high"
+    r = turn(store, ana, "My exam is on friday", settings=s)  # now the companion offers to reach out
+    [offer] = r.trace.actions_held  # unprompted, so under Suggest it waits for approval like any action
+    assert (offer["kind"], offer["requested"], offer["origin"]) == ("schedule_checkin", False, "outreach")
+    assert r.trace.actions_dropped == []
 
 
 def test_a_reminder_is_delivered_once_as_a_companion_message(store, ana, home):

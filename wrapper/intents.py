@@ -75,7 +75,7 @@ def _clean(s: str | None) -> str:
     return re.sub(r"\s+", " ", (s or "")).strip(" .,:;!")
 
 
-_NEGATED = re.compile(r"\b(don't|do not|dont|never|no need to|stop|please don't|without)\b[^.!?;]*$", re.I)
+_NEGATED = re.compile(r"\b(don't|do not|dont|never|no need to|stop|please don't|without)\b[^.!?;:,]*$", re.I)  # within one clause
 
 
 def _negated(text: str, start: int) -> bool:
@@ -87,7 +87,17 @@ def actions_requested(text: str, now: datetime) -> list[Intent]:
     """Actions the participant asks for in so many words (not negated ones). Missing facts stay
     missing (None)."""
     text = text.strip()
-    return [i for i in _requested(text, now) if not _negated(text, i.args.pop("_at", 0))]
+    return [i for i in _requested(text, now)
+            if not _negated(text, i.args.pop("_at", 0)) and not (i.kind == "schedule_checkin" and _standing(text))]
+
+
+def _standing(text: str) -> bool:
+    """"Feel free to check in on me without being asked" states how to help from now on (a
+    Proactive Outreach preference, learned as such), not a check-in to schedule now."""
+    from memory.extract import preference_phrases
+
+    _, found = preference_phrases(text, "personal")
+    return any(attribute == "proactive_outreach" for attribute, _, _ in found)
 
 
 def _requested(text: str, now: datetime) -> list[Intent]:
