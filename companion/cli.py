@@ -855,7 +855,7 @@ def memory_restore(participant, version, settings):
 @common
 @guarded("participant")
 def memory_export(participant, out, settings):
-    """Write profile.jsonl and persona.json (FORMATS.md) under OUT. Text is not pseudonymized
+    """Write profile.jsonl and persona.json (docs/FORMAT.md) under OUT. Text is not pseudonymized
     here: releases go through `companion export`. The persona holds what consolidation derived
     (memory.persona): Big Five, demographic slots, descriptions by facet, quirks."""
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""Export: a release in the benchmark format (shared/FORMATS.md), pseudonymized, gated.
+"""Export: a release in the benchmark format (docs/FORMAT.md), pseudonymized, gated.
 
 `export(store, out, ...)` writes, for every participant whose current consent includes the
 `export` scope:

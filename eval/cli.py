@@ -63,7 +63,7 @@ def gates_train(corpus, out, c, settings):
 @common
 def eval_cmd(track_names, corpus, fmt, gate, retriever, policy, ks, out, work, seed, judge, model, limit, progress,
              settings):
-    """Replay a corpus through the turn's decision path and report (shared/METRICS.md).
+    """Replay a corpus through the turn's decision path and report (docs/METRICS.md).
 
     TRACK is one or more of: retrieval, abstention, demand, budget, ablation, reconstruction,
     chat, qa. Several tracks in one command share one ingest and one replay. chat, qa and ablation

@@ -1,4 +1,4 @@
-"""The benchmark format (shared/FORMATS.md) as pydantic models: validation at the boundary only.
+"""The benchmark format (docs/FORMAT.md) as pydantic models: validation at the boundary only.
 
 Every model keeps unknown fields (extra="allow"): a newer exporter may add fields and an older
 reader must still load the release; they are written back unchanged by `write_release`.

@@ -1,6 +1,6 @@
 """Read LoCoMo (`locomo10.json`) into the benchmark shape: one Participant per conversation.
 
-Mapping (shared/FORMATS.md): session N -> day N, its turns -> j = 1, 2, ... in order, so the
+Mapping (docs/FORMAT.md): session N -> day N, its turns -> j = 1, 2, ... in order, so the
 turn `D<N>:<t>` becomes `day<N>-<t>` when turns are numbered as usual. Only sessions that exist
 are read (some `session_N_date_time` keys have no `session_N`). LoCoMo is a conversation
 between two people: `speaker_a` is stored as the participant (`user`), `speaker_b` as the other

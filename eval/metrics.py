@@ -1,4 +1,4 @@
-"""The numbers of shared/METRICS.md, as small pure functions over plain lists.
+"""The numbers of docs/METRICS.md, as small pure functions over plain lists.
 
 Notation: G is a probe's gold set of dayids, R the ranked list a system retrieved.
 A number that cannot be computed is `None` with a reason (a `Metric` says why), never 0:

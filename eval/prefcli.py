@@ -1,4 +1,4 @@
-"""`companion eval preferences`: the interaction-preference track (eval/PREFERENCES.md).
+"""`companion eval preferences`: the interaction-preference track (docs/PREFERENCES.md).
 
 `companion eval TRACK... --corpus PATH` replays corpora; a suite of personas is not a corpus, so
 the preference track is a subcommand of `eval` with its own options. `EvalCommand` lets the
@@ -42,7 +42,7 @@ from companion.cli import common, fail
 def preferences_cmd(suite_path, conditions, repeats, out, model, simulator, judge, work, oracle_row, seed, lint_only,
                     progress, settings):
     """Replay a preference probe suite on-policy through the turn and report PSA, CS, PET,
-    carry-over, BRS and PRS (shared/METRICS.md, "Interaction preferences")."""
+    carry-over, BRS and PRS (docs/METRICS.md, "Interaction preferences")."""
     from eval import preferences, prefsuite
 
     if lint_only:

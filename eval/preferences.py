@@ -1,5 +1,5 @@
 """The interaction-preference track: on-policy replay of a probe suite through the turn, and its
-metrics (shared/METRICS.md, "Interaction preferences").
+metrics (docs/METRICS.md, "Interaction preferences").
 
     for each persona, in timeline order:
       before a change event   probe the cells it changes (on a throw-away copy of the store)

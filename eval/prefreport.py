@@ -1,6 +1,6 @@
 """The interaction-preference report: report.md, report.json, outcomes.jsonl and PNG plots.
 
-Reporting rules of shared/METRICS.md: every number with its n and interval, the random row
+Reporting rules of docs/METRICS.md: every number with its n and interval, the random row
 (exact expectation over the suite's units) and the oracle row present, the command and the
 versions of suite and code at the top, a missing number shown as missing with its reason.
 """

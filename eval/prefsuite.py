@@ -1,6 +1,6 @@
 """Interaction-preference probe suites: the format, its checks, and the simulated participants.
 
-The format is documented in eval/PREFERENCES.md. In short, a suite (JSON, format
+The format is documented in docs/PREFERENCES.md. In short, a suite (JSON, format
 `ix-prefsuite-v1`) holds personas; each persona has a target matrix (14 attributes x 2 contexts,
 the IX inventory's vocabulary) and a timeline, in time order, of
 

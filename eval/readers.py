@@ -1,4 +1,4 @@
-"""Read and write a benchmark release (shared/FORMATS.md).
+"""Read and write a benchmark release (docs/FORMAT.md).
 
 `read_release` validates everything it can before a single metric is computed: a corpus error
 found halfway through a scoring run wastes the run, and a silently skipped row moves a number.

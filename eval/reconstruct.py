@@ -1,4 +1,4 @@
-"""Reconstruction (shared/METRICS.md): from each participant's full history the system writes a
+"""Reconstruction (docs/METRICS.md): from each participant's full history the system writes a
 profile and a persona, and each field is matched to the release's gold.
 
     sec = reconstruction(release, store, seed)

@@ -1,6 +1,6 @@
 """Write a run's report: report.md, report.json and PNG plots in one folder.
 
-The reporting rules of shared/METRICS.md: every number with its n and interval, strata named,
+The reporting rules of docs/METRICS.md: every number with its n and interval, strata named,
 the baseline and oracle rows present, the command and the data/code versions at the top, and a
 missing number shown as missing with its reason, never as 0.
 """

@@ -63,7 +63,7 @@ def _proportional(p: R.Probe) -> bool:
 
 
 def _needs_nothing(p: R.Probe) -> bool:
-    """Cold opens and no-referent probes: the controls of misuse (METRICS.md, abstention)."""
+    """Cold opens and no-referent probes: the controls of misuse (docs/METRICS.md, abstention)."""
     return _scoreable_chat(p) and not p.gold
 
 

@@ -1,4 +1,4 @@
-"""What each `companion eval` track measures, as lists of `Metric` (shared/METRICS.md).
+"""What each `companion eval` track measures, as lists of `Metric` (docs/METRICS.md).
 
 A track is a function of the probes (and, for replayed tracks, the arms' outcomes). Rendering
 lives in `eval.report`; the numbers come from `eval.metrics`.

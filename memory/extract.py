@@ -617,7 +617,7 @@ def rebuild(store: Store, participant: str, extractor=None,
 # ---------------------------------------------------------------- export
 
 def profile_rows(store: Store, participant: str) -> list[dict]:
-    """profile.jsonl rows (FORMATS.md), superseded claims included with their valid_to."""
+    """profile.jsonl rows (docs/FORMAT.md), superseded claims included with their valid_to."""
     out = []
     for c in claims.all_(store, participant):
         out.append({"id": f"c{c.id:04d}", "text": c.text, "category": c.category, "confidence": c.confidence,

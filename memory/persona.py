@@ -21,11 +21,11 @@ raises it one step (one intensified statement = moderate), never above strong. O
 however emphatic, is not strong evidence alone. A contradicting statement starts the count
 again: the superseding value has only its own evidence.
 
-`persona()` returns persona.json (FORMATS.md): `big_five`, `slots` (demographics, read from
+`persona()` returns persona.json (docs/FORMAT.md): `big_five`, `slots` (demographics, read from
 the profile claims as before: occupation, age, residence ...), `descriptions` (one per facet,
 its text the clauses of the facet's current items joined in the order they were said; each
-also carries `strength`, an extra field FORMATS.md readers keep and ignore) and `quirks`
-(`[{"text", "strength", "evidence"}]`: not in FORMATS.md's example; readers keep it and
+also carries `strength`, an extra field docs/FORMAT.md readers keep and ignore) and `quirks`
+(`[{"text", "strength", "evidence"}]`: not in docs/FORMAT.md's example; readers keep it and
 ignore it too).
 
 Deletion (`delete`) works like claims.delete: the row and its log go, and (dayid, value) and
@@ -271,7 +271,7 @@ def _entries(store: Store, item_id: int, as_of: int | None) -> list[list]:
 
 
 def persona(store: Store, participant: str, as_of: int | None = None) -> dict:
-    """persona.json (FORMATS.md) as of a bound (None: now). Demographic slots are stated facts
+    """persona.json (docs/FORMAT.md) as of a bound (None: now). Demographic slots are stated facts
     read from the profile claims: strong when the claim is supported (as before), weak otherwise."""
     slots = {}
     for c in claims.current(store, participant, as_of=as_of):

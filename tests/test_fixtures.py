@@ -135,7 +135,7 @@ def test_lexical_gold_is_found_by_bm25_and_paraphrased_gold_shares_no_words(rele
             continue
         n[m] += 1
         at = p.index[g.probe_dayid]
-        earlier = p.conversation[: at - 1]  # METRICS.md: the probe as the query over earlier messages
+        earlier = p.conversation[: at - 1]  # docs/METRICS.md: the probe as the query over earlier messages
         query = tokens(p.row(g.probe_dayid).text)
         if m == "lexical":
             scores = BM25Okapi([tokens(r.text) for r in earlier]).get_scores(query)

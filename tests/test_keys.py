@@ -1,4 +1,4 @@
-"""dayid rules, as DESIGN.md defines them."""
+"""dayid rules, as docs/DESIGN.md defines them."""
 
 from datetime import datetime, timezone
 

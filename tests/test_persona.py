@@ -268,7 +268,7 @@ def test_cli_rebuild_and_export_shape(store, ana, talked, tmp_path):
     r = CliRunner().invoke(main, ["memory", "export", "-p", ana, "--out", str(out)], catch_exceptions=False)
     assert r.exit_code == 0 and "5 Big Five traits" in r.output
     raw = json.loads((out / "persona.json").read_text())
-    # FORMATS.md: big_five and slots map a name to {value, strength, evidence}; descriptions are
+    # docs/FORMAT.md: big_five and slots map a name to {value, strength, evidence}; descriptions are
     # {facet, text, evidence} (plus strength); quirks are an extra key readers keep and ignore.
     assert set(raw) == {"big_five", "slots", "descriptions", "quirks"}
     assert set(raw["big_five"]) <= set(persona_rules.TRAITS)
