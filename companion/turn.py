@@ -90,6 +90,7 @@ class Wrapped:
     reply_text: str | None = None
     rendered: wrapper.Rendered | None = None
     selected: dict = field(default_factory=dict)  # attribute -> selector.Declared
+    ceiling: str | None = None  # the participant's own autonomy: external actions never exceed it
     proposals: list[dict] = field(default_factory=list)  # kind, args, requested, origin, status, reason
     calls: ix_tools.Calls = field(default_factory=ix_tools.Calls)
     path: str = "selector"
@@ -113,15 +114,18 @@ def _when(value: str | None, now: datetime) -> str | None:
         return found.isoformat() if found else None
 
 
-def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime) -> list[dict]:
-    """Actions proposed this turn, each marked whether this message asked for it."""
+def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime,
+               ceiling: str | None = None) -> list[dict]:
+    """Actions proposed this turn, each marked whether this message asked for that very action."""
     asked = intents.actions_requested(ctx.text, now)
     asked_kinds = {i.kind for i in asked}
+    inv = inventory()
     out = []
     if path == "model":
         for kind, args in calls.actions:
             args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
-            out.append({"kind": kind, "args": args, "requested": kind in asked_kinds, "origin": "model"})
+            out.append({"kind": kind, "args": args, "origin": "model",
+                        "requested": intents.asks_for(kind, args, asked, ctx.text, inv.action(kind).external)})
     else:
         out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
         if intents.mentions_upcoming(ctx.text) and "schedule_checkin" not in asked_kinds:
@@ -129,14 +133,14 @@ def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[
             out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
                         "args": {"when": (when or now + timedelta(days=1)).replace(
                                      hour=18, minute=0, second=0, microsecond=0).isoformat(),
-                                 "topic": ctx.text[:80]}})
+                                 "topic": intents.topic_of(ctx.text)}})
         for i in asked:
             if i.kind == "add_calendar_entry" and i.args.get("when"):
                 out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
                             "args": {"text": i.args.get("title"), "when": i.args["when"]}})
     for p in out:
         p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
-                                                  p["requested"], chosen)
+                                                  p["requested"], chosen, ceiling)
         if p["status"] == "run":
             p["status"] = actions.run_status(p["kind"])
     return out
@@ -179,7 +183,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
         trace.error("tool_call", fault)
     chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
     plain = selector.plain(chosen)
-    proposals = _proposals(ctx, path, calls, plain, now)
+    own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
+    proposals = _proposals(ctx, path, calls, plain, now, ceiling=own["autonomy"])
     shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
                       "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
                       "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
@@ -195,7 +200,7 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
         trace.fallbacks.append("model fault: the participant was told, no reply stored")
         return Wrapped(shown=None, path=path, selected=chosen)
     return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
-                   selected=chosen, proposals=proposals, calls=calls, path=path)
+                   selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"])
 
 
 def context_at(store: Store, participant: str, text: str, as_of: int, context: str,
@@ -297,9 +302,10 @@ def turn(
     learned = sessions.learn(store, participant, msg)
     sess = sessions.load(store, participant, context, msg, settings.session_gap_minutes)
 
-    def chosen() -> dict[str, str]:
+    def chosen(declared: bool = True) -> dict[str, str]:
         found = selector.source_settings(settings.ix_source, ctx)
-        return selector.plain(selector.select(context, settings.ix_source, found, sess.declared, {}))
+        return selector.plain(selector.select(context, settings.ix_source, found,
+                                              sess.declared if declared else {}, {}))
 
     if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved, learned):
         trace.interaction = {"learned": learned} if learned else {}
@@ -326,7 +332,8 @@ def turn(
         for p in wrapped.proposals:
             row, _ = actions.record(conn, participant, context, p["kind"], p["args"], requested=p["requested"],
                                     origin=p["origin"], dayid=msg.dayid, settings=selector.plain(wrapped.selected),
-                                    default_when=_default_when(sessions.when(msg, store)))
+                                    default_when=_default_when(sessions.when(msg, store)),
+                                    ceiling=wrapped.ceiling)
             (trace.actions_run if row.status in ("done", "scheduled") else trace.actions_held
              if row.status in actions.PENDING else trace.actions_dropped).append(row.public())
         sessions.save(conn, participant, sess, wrapped.selected if wrapped.shown is not None else {},

@@ -105,13 +105,24 @@ def missing(kind: str, payload: dict) -> list[str]:
     return [f for f in inventory.load().action(kind).required if not payload.get(f)]
 
 
-def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str]) -> tuple[str, str]:
+def lower_autonomy(a: str, b: str | None) -> str:
+    """The more cautious of two autonomy settings (the inventory lists them from least autonomy)."""
+    order = list(inventory.load().attributes["autonomy"].settings)
+    return a if b is None or b not in order or (a in order and order.index(a) <= order.index(b)) else b
+
+
+def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str],
+           ceiling: str | None = None) -> tuple[str, str]:
     """Execution control: (run | held | awaiting_facts | dropped, reason) from the declared settings.
 
     The wrapper sees only the declared settings, never the participant's true preference.
+    `ceiling` is the participant's own autonomy (their cells or the default, never a model's
+    declaration): an external action is never run with more autonomy than that.
     """
     action = inventory.load().action(kind)
     autonomy = settings.get("autonomy", "suggest")
+    if action.external:
+        autonomy = lower_autonomy(autonomy, ceiling)
     if not requested:
         if action.external:
             # Memory is data: an external action nobody asked for in this message (a retrieved
@@ -151,11 +162,12 @@ def _execute(conn, a: ActionRow, via: str, dayid: str | None) -> str:
 
 
 def record(conn, participant: str, context: str, kind: str, payload: dict, *, requested: bool, origin: str,
-           dayid: str | None, settings: dict[str, str], default_when: str | None = None) -> tuple[ActionRow, str]:
+           dayid: str | None, settings: dict[str, str], default_when: str | None = None,
+           ceiling: str | None = None) -> tuple[ActionRow, str]:
     """Store one proposed action and apply execution control. Returns (row, reason)."""
     action = inventory.load().action(kind)
     payload = {k: v for k, v in payload.items() if v not in (None, "")}
-    verdict, reason = decide(kind, payload, requested, settings)
+    verdict, reason = decide(kind, payload, requested, settings, ceiling)
     if verdict == "run" and "when" in action.required and not payload.get("when"):
         payload["when"] = default_when  # infer: the assumed time is recorded in the payload
     status = "held" if verdict == "run" else verdict  # a run is stored, then run below, in one transaction
@@ -240,14 +252,14 @@ def reject(store: Store, participant: str, action_id: int, via: str = "ui", dayi
 
 
 def supply_facts(store: Store, participant: str, action_id: int, facts: dict, settings: dict[str, str],
-                 dayid: str | None) -> tuple[ActionRow, str]:
+                 dayid: str | None, ceiling: str | None = None) -> tuple[ActionRow, str]:
     """Missing facts arrived: fill them in and apply execution control again."""
     with store.transaction() as conn:
         a = get(conn, participant, action_id)
         if a.status != "awaiting_facts":
             raise ActionError(f"action {action_id} is not waiting for facts (it is {a.status})")
         payload = {**a.payload, **{k: v for k, v in facts.items() if v}}
-        verdict, reason = decide(a.kind, payload, a.requested, settings)
+        verdict, reason = decide(a.kind, payload, a.requested, settings, ceiling)
         conn.execute("UPDATE actions SET payload = ?, reason = ?, status = ? WHERE id = ?",
                      (json.dumps(payload), reason, "held" if verdict == "run" else verdict, a.id))
         log_event(conn, participant, a.id, "facts", "chat", dayid, json.dumps(facts))

@@ -8,9 +8,12 @@ model to take) is never run without approval, whatever the autonomy level.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
+from importlib import resources
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _CLOCK = r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?"
@@ -83,12 +86,87 @@ def _negated(text: str, start: int) -> bool:
     return bool(_NEGATED.search(text[:start]))
 
 
+@lru_cache(maxsize=1)
+def _markers() -> dict[str, re.Pattern]:
+    """The phrase bank (wrapper/data/addressed.json): words that make a request something else."""
+    data = json.loads((resources.files("wrapper") / "data/addressed.json").read_text())
+    return {kind: re.compile(r"\b(?:" + "|".join(data[kind]) + r")\b")
+            for kind in ("wish", "hypothetical", "reported", "idiom", "cancel")}
+
+
+_OPENERS, _CLOSERS = "\"\u201c\u2018'", "\"\u201d\u2019'"
+
+
+def _quoted(text: str, start: int) -> bool:
+    """Inside a quotation at `start`: more opening quote marks before it than closing ones (an
+    apostrophe inside a word, as in "I'm", is neither)."""
+    opened = closed = 0
+    for i, ch in enumerate(text[:start]):
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < len(text) else " "
+        if ch in _OPENERS and (before.isspace() or before in "([:") and not after.isspace():
+            opened += 1
+        elif ch in _CLOSERS and not before.isspace() and (after.isspace() or after in ".,!?;:)"):
+            closed += 1
+    return opened > closed
+
+
+def not_addressed(text: str, start: int) -> str | None:
+    """Why the words at `start` ask the companion for nothing (quoted, wish, hypothetical,
+    reported, idiom), or None when they are a request addressed to it. Only the clause the words
+    stand in counts: "after what she said, remind me to ..." is a request."""
+    if _quoted(text, start):
+        return "quoted"
+    clause = re.split(r"[.!?;,]", text[:start].lower())[-1]
+    for kind in ("wish", "hypothetical", "reported", "idiom"):
+        if _markers()[kind].search(clause):
+            return kind
+    return None
+
+
+def reported(sentence: str) -> bool:
+    """A sentence that quotes or reports someone's words, or an idiom ("my motto is just do it"):
+    it states no preference of the participant's about how the companion should help."""
+    low = sentence.lower()
+    return _quoted(sentence, len(sentence)) or bool(re.match(r"\s*[\"\u201c\u2018']", sentence)) or any(
+        _markers()[k].search(low) for k in ("reported", "idiom"))
+
+
 def actions_requested(text: str, now: datetime) -> list[Intent]:
     """Actions the participant asks for in so many words (not negated ones). Missing facts stay
     missing (None)."""
     text = text.strip()
-    return [i for i in _requested(text, now)
-            if not _negated(text, i.args.pop("_at", 0)) and not (i.kind == "schedule_checkin" and _standing(text))]
+    out = []
+    for i in _requested(text, now):
+        at = i.args.pop("_at", 0)
+        if _negated(text, at) or not_addressed(text, at) or (i.kind == "schedule_checkin" and _standing(text)):
+            continue
+        out.append(i)
+    return out
+
+
+def _norm(s: str | None) -> list[str]:
+    return re.findall(r"[a-z0-9]+", (s or "").lower().replace("\u2019", "'").replace("'", ""))
+
+
+def _recipient(s: str | None) -> str:
+    words = _norm(s)
+    while words and words[0] in ("to", "my"):
+        words = words[1:]
+    return " ".join(words)
+
+
+def asks_for(kind: str, args: dict, asked: list[Intent], text: str, external: bool) -> bool:
+    """Whether the current message asks for this very action. An internal one: the same kind.
+    An external one: the same kind, the same recipient, and its words taken from this message
+    (a message remembered from last week, proposed again, is not what was asked for today)."""
+    same = [i for i in asked if i.kind == kind]
+    if not same or not external:
+        return bool(same)
+    words, said = _norm(args.get("text")), _norm(text)
+    from_message = bool(words) and any(said[k:k + len(words)] == words for k in range(len(said) - len(words) + 1))
+    return from_message and any(_recipient(args.get("to")) and _recipient(args.get("to")) == _recipient(i.args.get("to"))
+                                for i in same)
 
 
 def _standing(text: str) -> bool:
@@ -110,7 +188,7 @@ def _requested(text: str, now: datetime) -> list[Intent]:
         out.append(Intent("set_reminder", {"text": _clean(m["what"]) or None, "when": when_iso, "_at": m.start()}))
     if c := re.search(r"\bcheck (?:in|back) (?:with|on) me\b|\bcheck in (?:tomorrow|later|next week|on )", low):
         topic = re.search(r"\b(?:about|on how) (?P<t>.+?)" + _WHEN_TAIL, t, re.I)
-        out.append(Intent("schedule_checkin", {"when": when_iso, "topic": _clean(topic["t"]) if topic else None,
+        out.append(Intent("schedule_checkin", {"when": when_iso, "topic": _yours(_clean(topic["t"])) if topic else None,
                                                "_at": c.start()}))
     if m := re.search(r"\b(?:add|make|take|save|write down) (?:a |this as a )?note\b(?: that| saying| to say|:)?\s*(?P<text>.*)",
                       t, re.I | re.S) or re.match(r"\s*note(?: that|:)\s+(?P<text>.+)", t, re.I | re.S):
@@ -130,8 +208,30 @@ def _requested(text: str, now: datetime) -> list[Intent]:
     return out
 
 
-UPCOMING = re.compile(r"\b(tomorrow|tonight|next week|on (?:" + "|".join(WEEKDAYS) + r")|"
-                      r"interview|exam|appointment|deadline|presentation|surgery|flight)\b", re.I)
+_EVENTS = r"interview|exam|appointment|deadline|presentation|surgery|flight"
+UPCOMING = re.compile(r"\b(tomorrow|tonight|next week|on (?:" + "|".join(WEEKDAYS) + r")|" + _EVENTS + r")\b", re.I)
+
+
+def _yours(phrase: str) -> str:
+    """The participant's words as the companion says them back: "my exam" -> "your exam"."""
+    swap = {"my": "your", "me": "you", "i": "you", "i'm": "you're", "mine": "yours"}
+    return " ".join(swap.get(w.lower(), w) for w in phrase.split())
+
+
+def topic_of(text: str) -> str | None:
+    """What a check-in offered after this message is about: the event it names ("your exam",
+    "the interview"), or None (then the offer names only its time). Never the whole message."""
+    m = re.search(r"\b(?:(?P<det>my|our|the|this|that|an?|your)\s+)?(?P<what>(?:[a-z]+ )?(?:" + _EVENTS + r"))\b",
+                  text, re.I)
+    if not m:
+        return None
+    det = (m["det"] or "the").lower()
+    det = {"my": "your", "your": "my", "a": "the", "an": "the", "this": "the", "that": "the"}.get(det, det)
+    what = m["what"]
+    if what.split()[0].lower() in ("about", "for", "to", "of", "at", "after", "before", "is", "was", "s") \
+            or what.split()[0].lower() in ("my", "the", "a", "an", "our", "your"):
+        what = what.split(None, 1)[1] if " " in what else what
+    return f"{det} {what}"
 
 
 def mentions_upcoming(text: str) -> bool:
@@ -140,16 +240,28 @@ def mentions_upcoming(text: str) -> bool:
 
 _YES = re.compile(r"^(yes|yep|yeah|sure|ok|okay|approve[ds]?|go ahead|do it|please do|send it|confirmed?)"
                   r"(?:[ ,.!]+(please|go ahead|do it|thanks|thank you|send it|all|to all|approve))*[ .!]*$")
-_NO = re.compile(r"^(no|nope|don't|do not|cancel|reject|stop|no thanks|don't do it|don't send it|never mind)"
+_NO = re.compile(r"^(no|nope|don't|do not|cancel|reject|stop|no thanks|don't do it|don't send it)"
                  r"(?:[ ,.!]+(thanks|thank you|cancel it|don't|all|to all|please))*[ .!]*$")
 
 
+_FILLER = re.compile(r"^(actually|oh|ok|okay|wait|hmm|um|please|thanks|thank you|sorry|no)$")
+
+
 def resolution(text: str) -> str | None:
-    """"approve" / "reject" when the whole message answers a pending request, else None.
+    """"approve" / "reject" when the whole message answers the companion's question about a held
+    action; "cancel" when it takes back the newest held action ("never mind, forget about it");
+    else None.
 
     Only a short answer counts: "no, I meant the other Ana" is a correction, not a rejection.
     """
-    t = re.sub(r"\s+", " ", text.strip().lower())
+    t = re.sub(r"\s+", " ", text.strip().lower().replace("\u2019", "'"))
+    if len(t.split()) > 8:
+        return None
+    chunks = [re.sub(r"^(?:actually|oh|ok|okay|wait|hmm|um) ", "", c.strip()) for c in re.split(r"[,.!;]+", t)]
+    chunks = [c for c in chunks if c]
+    cancel = _markers()["cancel"]
+    if any(cancel.fullmatch(c) for c in chunks) and all(cancel.fullmatch(c) or _FILLER.match(c) for c in chunks):
+        return "cancel"
     if len(t.split()) > 6:
         return None
     if _YES.match(t):

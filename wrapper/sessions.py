@@ -83,8 +83,16 @@ def save(conn, participant: str, sess: Session, selected: dict, rendered, msg: M
 
 
 def learn(store: Store, participant: str, msg: Message) -> list[dict]:
-    """A stated preference in this message updates the cell now (verified against the message)."""
-    proposals = [p for p in extract.RuleExtractor().propose([msg]) if p.kind == "preference"]
+    """A stated preference in this message updates the cell now (verified against the message).
+    Sentences that quote or report someone, or recite an idiom ("my motto is just do it"), state
+    no preference of the participant's."""
+    import re
+    from dataclasses import replace
+
+    own = " ".join(s for s in re.split(r"(?<=[.!?;])\s+", msg.text) if s.strip() and not intents.reported(s))
+    if not own:
+        return []
+    proposals = [p for p in extract.RuleExtractor().propose([replace(msg, text=own)]) if p.kind == "preference"]
     out = []
     for p in proposals:
         v = extract.verify(store, participant, p)
@@ -106,8 +114,20 @@ def accept(store: Store, participant: str, context: str, attribute: str, setting
                    origin="reaction")
 
 
+def _asked_just_before(store: Store, participant: str, msg: Message) -> set[int]:
+    """The actions the companion's message immediately before this one asked approval for: held
+    in the turn of the participant's message before that reply."""
+    rows = store.conn.execute("SELECT sender, dayid FROM messages WHERE participant = ? AND ordinal < ? "
+                              "ORDER BY ordinal DESC LIMIT 2", (participant, msg.ordinal)).fetchall()
+    if len(rows) < 2 or rows[0]["sender"] != "companion" or rows[1]["sender"] != "user":
+        return set()
+    return {r["action_id"] for r in store.conn.execute(
+        "SELECT action_id FROM action_events WHERE participant = ? AND event = 'held' AND dayid = ?",
+        (participant, rows[1]["dayid"]))}
+
+
 def resolve_pending(store: Store, participant: str, context: str, msg: Message,
-                    chosen: Callable[[], dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
+                    chosen: Callable[..., dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
     """The wrapper's own reply when the message answers a pending action; None otherwise.
     An approval accepts how the companion helped (see `accept`) unless the same message corrected it."""
     pend = actions.pending(store, participant)
@@ -115,8 +135,15 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
         return None
     held = [a for a in pend if a.status == "held" and a.context == context]  # a "yes" at home is not for work
     answer = intents.resolution(msg.text)
-    if answer and held:
-        targets = held if intents.applies_to_all(msg.text) else [held[-1]]
+    if answer == "cancel":  # "never mind": the newest held action, asked about just now or not
+        targets = held[-1:]
+    elif answer:  # a yes or no answers only what the companion's message just before asked about
+        asked = _asked_just_before(store, participant, msg)
+        targets = [a for a in held if a.id in asked]
+        targets = targets if intents.applies_to_all(msg.text) else targets[-1:]
+    else:
+        targets = []
+    if targets:
         lines = []
         for a in targets:
             if answer == "approve":
@@ -138,8 +165,8 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
                               "ORDER BY ordinal DESC LIMIT 1", (participant, msg.ordinal)).fetchone()
     waiting = [a for a in pend if a.status == "awaiting_facts" and a.context == context
                and prev is not None and a.dayid == prev["dayid"]]
-    if not waiting or answer:
-        return None
+    if not waiting or answer or intents.actions_requested(msg.text, when(msg, store)):
+        return None  # a new request ("remind me to ...") is its own action, not the missing fact
     a = waiting[-1]
     gaps = actions.missing(a.kind, a.payload)
     facts: dict = {}
@@ -150,7 +177,8 @@ def resolve_pending(store: Store, participant: str, context: str, msg: Message,
         facts[text_gaps[0]] = msg.text.strip()
     if not facts:
         return None
-    row, _ = actions.supply_facts(store, participant, a.id, facts, chosen(), msg.dayid)
+    row, _ = actions.supply_facts(store, participant, a.id, facts, chosen(), msg.dayid,
+                                  ceiling=chosen(False).get("autonomy"))
     resolved.append(row.public())
     if row.status == "awaiting_facts":
         return f"Thanks. I still need: {', '.join(actions.missing(row.kind, row.payload))}."
