@@ -25,7 +25,7 @@ from consent import records as consent
 from memory import messages, participants, registry, traces
 from memory.store import Store, StoreError
 from memory.traces import Trace
-from wrapper import actions, outreach
+from companion import actions
 
 HISTORY_SHOWN = 200  # messages loaded into the chat on sign-in
 ACTION_COLUMNS = ["id", "action", "what", "status", "why", "context"]
@@ -122,7 +122,9 @@ def plan_outreach(scheduler, store: Store) -> None:
     if scheduler is None:
         return
     try:
-        outreach.plan(scheduler, store)
+        from companion.scheduler import plan
+
+        plan(scheduler, store)
     except Exception:  # a reply or an approval never fails for it; the next call tries again
         log.exception("could not schedule reminder delivery")
 

@@ -471,7 +471,7 @@ def actions_group():
 @guarded("participant")
 def actions_list(participant, show_all, as_json, settings):
     """Held actions (or all of them, with --all): id, status, what it does."""
-    from wrapper import actions
+    from companion import actions
 
     store = open_store(settings)
     _memory_participant(store, participant, need_consent=False)  # names an unknown participant
@@ -489,7 +489,7 @@ def _resolve_cmd(approve: bool):
     @common
     @guarded("participant")
     def cmd(action_id, participant, settings):
-        from wrapper import actions
+        from companion import actions
 
         store = open_store(settings)
         try:

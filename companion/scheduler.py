@@ -209,7 +209,7 @@ def build(settings, store: Store) -> BackgroundScheduler:
                       minutes=settings.consolidate_minutes, max_instances=1, coalesce=True,
                       id=CONSOLIDATE_ID, replace_existing=True)
     _schedulers[_key(store.data_dir)] = scheduler
-    scheduler.add_job("wrapper.outreach:plan_for", "interval", args=[str(store.data_dir)], seconds=30,
+    scheduler.add_job(f"{__name__}:plan_for", "interval", args=[str(store.data_dir)], seconds=30,
                       max_instances=1, coalesce=True, id=OUTREACH_ID, replace_existing=True)
     if settings.retention_days:
         retention.schedule(scheduler, store.data_dir, settings.retention_days)
@@ -231,3 +231,84 @@ def add_date_job(scheduler, func_ref: str, run_date: datetime, args: list | tupl
         raise ValueError(f"run_date must be timezone-aware, got {run_date!r}")
     return scheduler.add_job(func_ref, "date", run_date=run_date, args=list(args), id=job_id,
                              replace_existing=True, misfire_grace_time=None)
+
+
+# ---------------------------------------------------------------- reminders and check-ins at their time
+#
+# A reminder or check-in that runs is stored `scheduled` with its `due_at`. The scheduler holds
+# one date job per scheduled action; `plan` adds the jobs for actions scheduled since its last
+# call (a turn in the CLI has no running scheduler, so the row is the record and the job
+# follows), and `deliver` is the job: it writes the message and marks the action delivered,
+# once. An action erased by a withdrawal is gone from the table, and its job then does nothing.
+
+ACTION_JOB_PREFIX = "action-"
+
+
+def reminder_text(a) -> str:
+    if a.kind == "set_reminder":
+        return f"Reminder: {a.payload.get('text') or 'you asked me to remind you'}."
+    topic = a.payload.get("topic")
+    return f"Checking in{' about ' + topic if topic else ''}: how did it go?"
+
+
+class _NotDue(Exception):
+    pass
+
+
+def deliver_now(store: Store, action_id: int) -> bool:
+    """Write the reminder or check-in message and mark the action delivered, in one transaction.
+    False when the action is gone (withdrawn, erased) or was already delivered."""
+    from memory import actions, messages
+
+    who = actions.owner(store, action_id)
+    if who is None:
+        return False
+    a = actions.get(store.conn, who, action_id)
+
+    def mark(conn, stored):
+        if not actions.mark_delivered(conn, a, stored[0].dayid):
+            raise _NotDue  # delivered meanwhile, or gone: the message is rolled back with it
+
+    try:
+        messages.append_many(store, a.participant, [dict(sender="companion", text=reminder_text(a),
+                                                         context=a.context)], also=mark)
+    except _NotDue:
+        return False
+    return True
+
+
+def deliver(data_dir: str, action_id: int) -> bool:
+    """The scheduled job (module-level, picklable arguments)."""
+    with store_for(data_dir) as store:
+        return deliver_now(store, action_id)
+
+
+def due(store: Store, now: datetime | None = None) -> list[int]:
+    from memory import actions
+
+    now = now or datetime.now(timezone.utc)
+    return [i for i, at in actions.scheduled(store) if datetime.fromisoformat(at) <= now]
+
+
+def plan(scheduler, store: Store) -> int:
+    """Give every scheduled action a date job (idempotent: job ids are the action ids). A job
+    stored by an older version under another function reference is placed again."""
+    from memory import actions
+
+    added, ref = 0, f"{__name__}:deliver"
+    for action_id, at in actions.scheduled(store):
+        job_id = f"{ACTION_JOB_PREFIX}{action_id}"
+        job = scheduler.get_job(job_id)
+        if job is None or getattr(job, "func_ref", ref) != ref:
+            add_date_job(scheduler, ref, datetime.fromisoformat(at), [str(store.data_dir), action_id], job_id)
+            added += 1
+    return added
+
+
+def plan_for(data_dir: str) -> int:
+    """The app's periodic check (a job): date jobs for actions scheduled since the last one."""
+    scheduler = scheduler_for(data_dir)
+    if scheduler is None:
+        return 0
+    with store_for(data_dir) as store:
+        return plan(scheduler, store)

@@ -31,11 +31,10 @@ class Settings(BaseSettings):
     max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
-    # The IX Wrapper: what the selector reads when the model declares no setting (none | cells |
-    # file | retrieval | oracle), whether the model is offered IX and action tools (auto: when
+    # The IX Wrapper: what the selector reads when the model declares no setting (a registered
+    # ix_source: none | cells | file | retrieval | oracle built in), whether the model is offered IX and action tools (auto: when
     # it takes tools), and how long a silence ends a session (declared settings hold for one).
-    ix_source: str = Field(default="cells", pattern="^(none|cells|file|retrieval|oracle)$",
-                           description="what the IX selector reads")
+    ix_source: str = Field(default="cells", description="what the IX selector reads (a registered ix_source)")
     tools: str = Field(default="auto", pattern="^(auto|on|off)$", description="offer IX and action tools to the model")
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")

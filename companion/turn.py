@@ -1,13 +1,16 @@
-"""The one turn. The app, the terminal chat and the eval replay all call `turn`.
+"""The one turn. The app, the terminal chat and the eval replay all call `turn` (the replay
+calls its steps 3-5 and 6-7, which store nothing).
 
     1 consent    no consent on record -> nothing is stored, the participant is told why
-    2 log        store the participant message under its dayid
+    2 log        store the participant message under its dayid; the turn's time (TurnTime)
+   2b ANSWER     a stated preference updates its cell; an answer to a pending action resolves it
+                 (the companion replies itself: steps 3-7 are skipped, step 8 stores the reply)
     3 DECIDE     gate.decide(ctx)              -> Decision(retrieve, score, threshold, reason)
     4 RETRIEVE   retriever.search(ctx, q, k)   -> ranked hits, nothing at or after as_of
     5 APPLY      policy.apply(recent, hits)    -> labelled prompt section within budget
     6 GENERATE   gateway.complete(messages)
-    7 WRAP       wrapper.render(...)           -> shown text, actions run, actions held
-    8 log        store the companion message and the turn's Trace
+    7 WRAP       wrapper.render(...)           -> shown text; proposed actions decided
+    8 log        store the companion message, its actions, the session and the turn's Trace
 """
 
 from __future__ import annotations
@@ -17,19 +20,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable
 
-from companion import gateway, prompts, trials
+from companion import actions, gateway, prompts, trials
 from companion.settings import Settings
 from consent import records as consent
-from memory import derived, filememory, messages, registry, traces
-from memory.context import TurnContext
+from memory import derived, filememory, ix_state, messages, registry, traces
+from memory.context import TurnContext, TurnTime
 from memory.gates import Decision
 from memory.messages import Message
 from memory.policies import Applied
 from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
-from wrapper import actions, intents, selector, sessions
-from wrapper import render as wrapper
+from wrapper import intents, render, selector
 from wrapper import tools as ix_tools
 from wrapper.inventory import load as inventory
 
@@ -43,6 +45,19 @@ class TurnResult:
     refused: bool = False
 
 
+@dataclass
+class Wrapped:
+    """Steps 6-7 of one turn, before anything is stored."""
+    shown: str | None  # None on a model fault
+    reply_text: str | None = None
+    rendered: render.Rendered | None = None
+    selected: dict = field(default_factory=dict)  # attribute -> selector.Declared
+    proposals: list[dict] = field(default_factory=list)  # kind, args, requested, origin, status, reason
+    calls: ix_tools.Calls = field(default_factory=ix_tools.Calls)
+    path: str = "selector"
+    ceiling: str | None = None  # the participant's own autonomy: external actions never exceed it
+
+
 class _Clock:
     def __init__(self, trace: Trace):
         self.trace, self.t = trace, time.perf_counter()
@@ -53,159 +68,68 @@ class _Clock:
         self.t = now
 
 
-def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> list[dict]:
-    system = prompts.SYSTEM.format(context=ctx.context)
-    if ix:
-        system += "\n\n" + ix_block(ix)
-    if applied.file_memory:
-        system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
-    if applied.items:
-        items = "\n".join(
-            prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
-            for h in applied.items
-        )
-        system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
-    out = [{"role": "system", "content": system}]
-    for m in ctx.recent:
-        out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
-    out.append({"role": "user", "content": ctx.text})
-    return out
+def turn(
+    store: Store,
+    participant: str,
+    text: str,
+    context: str = "personal",
+    settings: Settings | None = None,
+    on_token: Callable[[str], None] | None = None,
+    at: datetime | None = None,
+    extra: dict | None = None,
+) -> TurnResult:
+    settings = settings or Settings()
+    if context not in messages.CONTEXTS:
+        raise ValueError(f"context must be one of {messages.CONTEXTS}, got {context!r}")
+    registry.get("ix_source", settings.ix_source)  # an unknown source is refused before anything is stored
+    started = time.perf_counter()
+    trace = Trace(participant=participant, context=context)
+    clock = _Clock(trace)
+
+    # 1 consent
+    state = consent.status(store, participant)
+    clock.lap("consent")
+    if not state.accepted:
+        return TurnResult(shown=consent.refusal(participant, state), refused=True)
+
+    # 2 log
+    msg = messages.append(store, participant, "user", text, context, ts=at)
+    trace.dayid = msg.dayid
+    when = TurnTime.of(store, participant, msg.ts, msg.ordinal)
+    ctx = context_at(store, participant, msg.text, msg.ordinal, context, settings, extra, time=when)
+    clock.lap("log_message")
+
+    # 2b ANSWER
+    learned = ix_state.learn(store, participant, msg, intents.own_words(msg.text))
+    sess = ix_state.load(store, participant, context, when.instant, settings.session_gap_minutes)
+    if handled := answer_pending(ctx, msg, settings, sess, trace, learned):
+        trace.interaction = {"learned": learned} if learned else {}
+        trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
+        return finish(ctx, msg, Wrapped(shown=handled), None, trace, state, clock, started, at)
+
+    # 3-5 DECIDE, RETRIEVE, APPLY
+    arm = trials.arm_for(store, participant, settings)
+    decision, hits, applied = recall(ctx, arm, settings, trace, clock, memory_allowed=state.allows("memory"))
+    if applied.file_lines:  # the re-capture guard: what was injected is never extracted back
+        derived.note_injected(store, participant, msg.ordinal, applied.file_lines)
+
+    # 6-7 GENERATE, WRAP
+    wrapped = respond(ctx, applied, settings, trace, time=when, on_token=on_token, session=sess.declared,
+                      carried=sess.carried, clock=clock)
+    if learned:
+        trace.interaction["learned"] = learned
+
+    # 8 log
+    return finish(ctx, msg, wrapped, sess, trace, state, clock, started, at)
 
 
-def ix_block(ix: dict) -> str:
-    """The interaction part of the system prompt: instructions (selector) or the tool contract."""
-    inv = inventory()
-    if ix["path"] == "model":
-        known = ", ".join(f"{inv.attributes[a].title}: {v}" for a, v in sorted(ix["found"].items()))
-        return prompts.IX_TOOLS.format(known=prompts.IX_KNOWN.format(items=known) if known else "")
-    lines = [f"- {inv.attributes[a].settings[d.setting]}" for a, d in ix["selected"].items()
-             if inv.attributes[a].processing == "pass_through" or a == "solution_breadth"]
-    return prompts.IX_SELECTOR.format(lines="\n".join(lines))
-
-
-@dataclass
-class Wrapped:
-    """Steps 6-7 of one turn, before anything is stored."""
-    shown: str | None  # None on a model fault
-    reply_text: str | None = None
-    rendered: wrapper.Rendered | None = None
-    selected: dict = field(default_factory=dict)  # attribute -> selector.Declared
-    ceiling: str | None = None  # the participant's own autonomy: external actions never exceed it
-    proposals: list[dict] = field(default_factory=list)  # kind, args, requested, origin, status, reason
-    calls: ix_tools.Calls = field(default_factory=ix_tools.Calls)
-    path: str = "selector"
-
-
-def _path(settings: Settings) -> str:
-    if settings.tools == "off":
-        return "selector"
-    if settings.tools == "on":
-        return "model"
-    return "model" if gateway.supports_tools(settings.model) else "selector"
-
-
-def _when(value: str | None, now: datetime) -> str | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value).isoformat()
-    except ValueError:
-        found = intents.parse_when(value, now)
-        return found.isoformat() if found else None
-
-
-def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime,
-               ceiling: str | None = None) -> list[dict]:
-    """Actions proposed this turn, each marked whether this message asked for that very action."""
-    asked = intents.actions_requested(ctx.text, now)
-    asked_kinds = {i.kind for i in asked}
-    inv = inventory()
-    out = []
-    if path == "model":
-        for kind, args in calls.actions:
-            args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
-            out.append({"kind": kind, "args": args, "origin": "model",
-                        "requested": intents.asks_for(kind, args, asked, ctx.text, inv.action(kind).external)})
-    else:
-        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
-        if intents.mentions_upcoming(ctx.text) and "schedule_checkin" not in asked_kinds:
-            when = intents.parse_when(ctx.text, now)
-            out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
-                        "args": {"when": (when or now + timedelta(days=1)).replace(
-                                     hour=18, minute=0, second=0, microsecond=0).isoformat(),
-                                 "topic": intents.topic_of(ctx.text)}})
-        for i in asked:
-            if i.kind == "add_calendar_entry" and i.args.get("when"):
-                out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
-                            "args": {"text": i.args.get("title"), "when": i.args["when"]}})
-    for p in out:
-        p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
-                                                  p["requested"], chosen, ceiling)
-        if p["status"] == "run":
-            p["status"] = actions.run_status(p["kind"])
-    return out
-
-
-def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace,
-            on_token: Callable[[str], None] | None = None, session: dict | None = None,
-            carried: list | None = None, now: datetime | None = None, clock: "_Clock | None" = None) -> Wrapped:
-    """Steps 6-7: choose interaction settings, generate, wrap. Stores nothing (the eval calls it too)."""
-    now = now or datetime.now().astimezone()
-    clock = clock or _Clock(trace)
-    path = _path(settings)
-    try:
-        found = selector.source_settings(settings.ix_source, ctx)
-    except Exception as e:  # a broken source must not lose the turn: defaults hold
-        trace.error("select", e)
-        trace.fallbacks.append(f"interaction source {settings.ix_source} failed: defaults used")
-        found = {}
-    before = selector.select(ctx.context, settings.ix_source, found, session or {}, {})
-
-    # 6 GENERATE
-    trace.model = gateway.resolve(settings.model)
-    try:
-        done = gateway.complete(
-            settings.model, build_prompt(ctx, applied, {"path": path, "found": found, "selected": before}),
-            on_token=on_token, timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
-            tools=ix_tools.all_tools() if path == "model" else None,
-        )
-    except gateway.ModelError as e:
-        trace.error("generate", e)
-        trace.fallbacks.append("model fault: the participant was told, no reply stored")
-        clock.lap("generate")
-        return Wrapped(shown=None, path=path, selected=before)
-    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
-    clock.lap("generate")
-
-    # 7 WRAP
-    calls = ix_tools.parse(done.tool_calls)
-    for fault in calls.faults:
-        trace.error("tool_call", fault)
-    chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
-    plain = selector.plain(chosen)
-    own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
-    proposals = _proposals(ctx, path, calls, plain, now, ceiling=own["autonomy"])
-    shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
-                      "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
-                      "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
-                     for p in proposals if p["status"] != "dropped"]
-    rendered = wrapper.render(done.text, plain, calls.payload, actions=shown_actions, faults=calls.faults,
-                              carried=carried)
-    trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
-                         "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
-                         **rendered.interaction, "faults": calls.faults}
-    clock.lap("wrap")
-    if not rendered.shown.strip():  # tool calls and nothing to show: a fault, like an empty reply
-        trace.error("wrap", "the model called tools but gave nothing the participant could be shown")
-        trace.fallbacks.append("model fault: the participant was told, no reply stored")
-        return Wrapped(shown=None, path=path, selected=chosen)
-    return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
-                   selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"])
+# ---------------------------------------------------------------- 2: what the later steps see
 
 
 def context_at(store: Store, participant: str, text: str, as_of: int, context: str,
-               settings: Settings, extra: dict | None = None) -> TurnContext:
-    """What steps 3-5 see: the message, the recent window and everything before `as_of`."""
+               settings: Settings, extra: dict | None = None, time: TurnTime | None = None) -> TurnContext:
+    """What steps 3-7 see: the message, the recent window, everything before `as_of`, the time
+    (the replay passes the time of the position it replays; by default that of `as_of`)."""
     return TurnContext(
         store=store,
         participant=participant,
@@ -216,7 +140,31 @@ def context_at(store: Store, participant: str, text: str, as_of: int, context: s
         ask_model=lambda prompt: gateway.complete(settings.model, prompt, timeout=settings.timeout,
                                                   max_tokens=8, retries=0).text,
         extra=dict(extra or {}),
+        time=time or TurnTime.at(store, participant, as_of),
     )
+
+
+def _source_settings(settings: Settings, ctx: TurnContext) -> dict[str, str]:
+    """What the participant's interaction-setting source (a registered ix_source) says now."""
+    return registry.create("ix_source", settings.ix_source).settings(ctx)
+
+
+# ---------------------------------------------------------------- 2b ANSWER
+
+
+def answer_pending(ctx: TurnContext, msg: Message, settings: Settings, sess: ix_state.Session, trace: Trace,
+                   learned: list) -> str | None:
+    """The companion's own reply when the message answers a pending action, else None."""
+    def chosen(declared: bool = True) -> dict[str, str]:
+        found = _source_settings(settings, ctx)
+        return selector.plain(selector.select(ctx.context, settings.ix_source, found,
+                                              sess.declared if declared else {}, {}))
+
+    return actions.answer(ctx.store, ctx.participant, ctx.context, msg, ctx.time.local, chosen,
+                          trace.actions_resolved, learned)
+
+
+# ---------------------------------------------------------------- 3-5 DECIDE, RETRIEVE, APPLY
 
 
 def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, clock: "_Clock | None" = None,
@@ -267,92 +215,188 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
     return decision, hits, applied
 
 
-def turn(
-    store: Store,
-    participant: str,
-    text: str,
-    context: str = "personal",
-    settings: Settings | None = None,
-    on_token: Callable[[str], None] | None = None,
-    at: datetime | None = None,
-    extra: dict | None = None,
-) -> TurnResult:
-    settings = settings or Settings()
-    if context not in messages.CONTEXTS:
-        raise ValueError(f"context must be one of {messages.CONTEXTS}, got {context!r}")
-    started = time.perf_counter()
-    trace = Trace(participant=participant, context=context)
-    clock = _Clock(trace)
 
-    # 1 consent
-    state = consent.status(store, participant)
-    clock.lap("consent")
-    if not state.accepted:
-        return TurnResult(shown=consent.refusal(participant, state), refused=True)
 
-    # 2 log
-    msg = messages.append(store, participant, "user", text, context, ts=at)
-    trace.dayid = msg.dayid
-    ctx = context_at(store, participant, msg.text, msg.ordinal, context, settings, extra)
-    clock.lap("log_message")
+# ---------------------------------------------------------------- 6-7 GENERATE, WRAP
 
-    # Before recall, the wrapper reads the message as a reaction: a stated preference updates the
-    # cell now (learning from reactions), a short yes/no resolves a held action, a missing fact
-    # completes an action waiting for it.
-    learned = sessions.learn(store, participant, msg)
-    sess = sessions.load(store, participant, context, msg, settings.session_gap_minutes)
 
-    def chosen(declared: bool = True) -> dict[str, str]:
-        found = selector.source_settings(settings.ix_source, ctx)
-        return selector.plain(selector.select(context, settings.ix_source, found,
-                                              sess.declared if declared else {}, {}))
+def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> list[dict]:
+    system = prompts.SYSTEM.format(context=ctx.context)
+    if ix:
+        system += "\n\n" + ix_block(ix)
+    if applied.file_memory:
+        system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
+    if applied.items:
+        items = "\n".join(
+            prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
+            for h in applied.items
+        )
+        system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
+    out = [{"role": "system", "content": system}]
+    for m in ctx.recent:
+        out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
+    out.append({"role": "user", "content": ctx.text})
+    return out
 
-    if handled := sessions.resolve_pending(store, participant, context, msg, chosen, trace.actions_resolved, learned):
-        trace.interaction = {"learned": learned} if learned else {}
-        trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
-        return _finish_without_model(store, participant, context, msg, handled, trace, state, clock, started, at)
 
-    # 3-5 DECIDE, RETRIEVE, APPLY
-    arm = trials.arm_for(store, participant, settings)
-    decision, hits, applied = recall(ctx, arm, settings, trace, clock, memory_allowed=state.allows("memory"))
+def ix_block(ix: dict) -> str:
+    """The interaction part of the system prompt: instructions (selector) or the tool contract."""
+    inv = inventory()
+    if ix["path"] == "model":
+        known = ", ".join(f"{inv.attributes[a].title}: {v}" for a, v in sorted(ix["found"].items()))
+        return prompts.IX_TOOLS.format(known=prompts.IX_KNOWN.format(items=known) if known else "")
+    lines = [f"- {inv.attributes[a].settings[d.setting]}" for a, d in ix["selected"].items()
+             if inv.attributes[a].processing == "pass_through" or a == "solution_breadth"]
+    return prompts.IX_SELECTOR.format(lines="\n".join(lines))
 
-    if applied.file_lines:  # the re-capture guard: what was injected is never extracted back
-        derived.note_injected(store, participant, msg.ordinal, applied.file_lines)
 
-    # 6-7 GENERATE, WRAP
-    wrapped = respond(ctx, applied, settings, trace, on_token=on_token, session=sess.declared,
-                      carried=sess.carried, now=sessions.when(msg, store), clock=clock)
-    if learned:
-        trace.interaction["learned"] = learned
+def _path(settings: Settings) -> str:
+    if settings.tools == "off":
+        return "selector"
+    if settings.tools == "on":
+        return "model"
+    return "model" if gateway.supports_tools(settings.model) else "selector"
 
-    # 8 log: the reply, its actions, the session state and the trace land together or not at all
+
+def _when(value: str | None, now: datetime) -> str | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        found = intents.parse_when(value, now)
+        return found.isoformat() if found else None
+
+
+def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime,
+               ceiling: str | None = None) -> list[dict]:
+    """Actions proposed this turn, each marked whether this message asked for that very action."""
+    asked = actions.requested(ctx.text, now)
+    asked_kinds = {i.kind for i in asked}
+    inv = inventory()
+    out = []
+    if path == "model":
+        for kind, args in calls.actions:
+            args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
+            out.append({"kind": kind, "args": args, "origin": "model",
+                        "requested": intents.asks_for(kind, args, asked, ctx.text, inv.action(kind).external)})
+    else:
+        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
+        if intents.mentions_upcoming(ctx.text) and "schedule_checkin" not in asked_kinds:
+            when = intents.parse_when(ctx.text, now)
+            out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
+                        "args": {"when": (when or now + timedelta(days=1)).replace(
+                                     hour=18, minute=0, second=0, microsecond=0).isoformat(),
+                                 "topic": intents.topic_of(ctx.text)}})
+        for i in asked:
+            if i.kind == "add_calendar_entry" and i.args.get("when"):
+                out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
+                            "args": {"text": i.args.get("title"), "when": i.args["when"]}})
+    for p in out:
+        p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
+                                                  p["requested"], chosen, ceiling)
+        if p["status"] == "run":
+            p["status"] = actions.run_status(p["kind"])
+    return out
+
+
+def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace, *, time: TurnTime,
+            on_token: Callable[[str], None] | None = None, session: dict | None = None,
+            carried: list | None = None, clock: "_Clock | None" = None) -> Wrapped:
+    """Steps 6-7: choose interaction settings, generate, wrap. Stores nothing (the eval calls it too,
+    with the time of the position it replays)."""
+    now = time.local
+    clock = clock or _Clock(trace)
+    path = _path(settings)
+    try:
+        found = _source_settings(settings, ctx)
+    except Exception as e:  # a broken source must not lose the turn: defaults hold
+        trace.error("select", e)
+        trace.fallbacks.append(f"interaction source {settings.ix_source} failed: defaults used")
+        found = {}
+    before = selector.select(ctx.context, settings.ix_source, found, session or {}, {})
+
+    # 6 GENERATE
+    trace.model = gateway.resolve(settings.model)
+    try:
+        done = gateway.complete(
+            settings.model, build_prompt(ctx, applied, {"path": path, "found": found, "selected": before}),
+            on_token=on_token, timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
+            tools=ix_tools.all_tools() if path == "model" else None,
+        )
+    except gateway.ModelError as e:
+        trace.error("generate", e)
+        trace.fallbacks.append("model fault: the participant was told, no reply stored")
+        clock.lap("generate")
+        return Wrapped(shown=None, path=path, selected=before)
+    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
+    clock.lap("generate")
+
+    # 7 WRAP
+    calls = ix_tools.parse(done.tool_calls)
+    for fault in calls.faults:
+        trace.error("tool_call", fault)
+    chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
+    plain = selector.plain(chosen)
+    own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
+    proposals = _proposals(ctx, path, calls, plain, now, ceiling=own["autonomy"])
+    shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
+                      "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
+                      "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
+                     for p in proposals if p["status"] != "dropped"]
+    rendered = render.render(done.text, plain, calls.payload, actions=shown_actions, faults=calls.faults,
+                              carried=carried)
+    trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
+                         "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
+                         **rendered.interaction, "faults": calls.faults}
+    clock.lap("wrap")
+    if not rendered.shown.strip():  # tool calls and nothing to show: a fault, like an empty reply
+        trace.error("wrap", "the model called tools but gave nothing the participant could be shown")
+        trace.fallbacks.append("model fault: the participant was told, no reply stored")
+        return Wrapped(shown=None, path=path, selected=chosen)
+    return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
+                   selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"])
+
+
+# ---------------------------------------------------------------- 8 log
+
+
+def finish(ctx: TurnContext, msg: Message, wrapped: Wrapped, sess: ix_state.Session | None, trace: Trace,
+           state, clock: _Clock, started: float, at: datetime | None) -> TurnResult:
+    """Step 8, the one way a turn ends after its message is stored: the reply, its actions, the
+    session state and the trace land together or not at all. `sess` is None when the companion
+    answered a pending action itself (no model, no session change)."""
+    store, participant = ctx.store, ctx.participant
+
     def save_all(conn, stored):
         if stored:
             trace.reply_dayid = stored[0].dayid
         for p in wrapped.proposals:
-            row, _ = actions.record(conn, participant, context, p["kind"], p["args"], requested=p["requested"],
+            row, _ = actions.record(conn, participant, ctx.context, p["kind"], p["args"], requested=p["requested"],
                                     origin=p["origin"], dayid=msg.dayid, settings=selector.plain(wrapped.selected),
-                                    default_when=_default_when(sessions.when(msg, store)),
-                                    ceiling=wrapped.ceiling)
+                                    default_when=_default_when(ctx.time.local), ceiling=wrapped.ceiling)
             (trace.actions_run if row.status in ("done", "scheduled") else trace.actions_held
              if row.status in actions.PENDING else trace.actions_dropped).append(row.public())
-        sessions.save(conn, participant, sess, wrapped.selected if wrapped.shown is not None else {},
-                      wrapped.rendered, msg)
+        if sess is not None:
+            model_ok = wrapped.shown is not None
+            ix_state.save(conn, participant, sess,
+                          {a: d.setting for a, d in wrapped.selected.items()
+                           if model_ok and d.by == "model" and d.source == "turn"},
+                          wrapped.rendered.consumed if wrapped.rendered else [],
+                          wrapped.rendered.deferred if wrapped.rendered else [], msg, ctx.time.local)
         clock.lap("log_reply")
         trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
         if state.allows("logging"):  # no research logging consented: the turn leaves no trace row
             traces.save(store, trace, conn)
 
-    if wrapped.shown is not None:
-        [reply] = messages.append_many(  # stamped at the turn's time: a replayed timeline stays in order
-            store, participant, [dict(sender="companion", text=wrapped.shown, context=context, ts=_reply_ts(at))],
-            also=save_all)
-        shown = wrapped.shown
-    else:
-        reply, shown = None, prompts.FALLBACK_REPLY
+    if wrapped.shown is None:
         with store.transaction() as conn:
             save_all(conn, [])
-    return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)
+        return TurnResult(shown=prompts.FALLBACK_REPLY, message=msg, reply=None, trace=trace)
+    [reply] = messages.append_many(  # stamped at the turn's time: a replayed timeline stays in order
+        store, participant, [dict(sender="companion", text=wrapped.shown, context=ctx.context, ts=_reply_ts(at))],
+        also=save_all)
+    return TurnResult(shown=wrapped.shown, message=msg, reply=reply, trace=trace)
 
 
 def _default_when(now: datetime) -> str:
@@ -364,17 +408,3 @@ def _default_when(now: datetime) -> str:
 def _reply_ts(at: datetime | None) -> datetime | None:
     """The reply's time: now, or just after the message's given time when a timeline is replayed."""
     return None if at is None else at + timedelta(seconds=1)
-
-
-def _finish_without_model(store, participant, context, msg, shown, trace, state, clock, started,
-                          at: datetime | None = None) -> TurnResult:
-    def save(conn, stored):
-        trace.reply_dayid = stored[0].dayid
-        clock.lap("log_reply")
-        trace.latency_ms["total"] = round((time.perf_counter() - started) * 1000, 3)
-        if state.allows("logging"):
-            traces.save(store, trace, conn)
-
-    [reply] = messages.append_many(store, participant, [dict(sender="companion", text=shown, context=context,
-                                                            ts=_reply_ts(at))], also=save)
-    return TurnResult(shown=shown, message=msg, reply=reply, trace=trace)

@@ -32,7 +32,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, Field, ValidationError
 
-from wrapper import intents, inventory
+from companion.actions import requested
+from wrapper import inventory
 
 FORMAT = "ix-prefsuite-v1"
 DEFAULT_SUITE = Path(__file__).resolve().parent / "data" / "prefsuite-v1.json"
@@ -321,7 +322,7 @@ def lint(suite: Suite) -> Lint:
         requests += [(f"persona {p.id}: change {i.id}", t) for i in p.timeline if isinstance(i, Change)
                      for t in i.transcript]
     for who, text in requests:
-        if asked := intents.actions_requested(text, now):
+        if asked := requested(text, now):
             out.problems.append(f"{who} {text!r} reads as a request for {[a.kind for a in asked]}")
     for p in suite.personas:
         for text in suite.acks(p):

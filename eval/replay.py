@@ -246,7 +246,7 @@ def _one(store: Store, p: Probe, mine: list[ArmSpec], s: Settings, out: dict, i:
             ranked=[h.dayid for h in hits], applied=[h.dayid for h in applied.items], error=err)
         if a.reply:  # steps 6-7: the turn's own prompt, gateway call and wrapper; nothing stored
             seen = len(trace.errors)
-            o.reply = respond(ctx, applied, s, trace).shown
+            o.reply = respond(ctx, applied, s, trace, time=ctx.time).shown
             o.reply_tokens = dict(trace.tokens or {})
             if o.reply is None:
                 o.reply_error = "; ".join(f"{e.step}: {e.type}: {e.message}" for e in trace.errors[seen:]) \

@@ -1,6 +1,6 @@
 """Interaction-preference attributes, their settings, and the phrases that state them.
 
-The attributes and settings are the IX inventory's (wrapper.inventory). `PHRASES` maps a
+The attributes and settings are the IX inventory's (wrapper/data/inventory.json, read as data). `PHRASES` maps a
 regular expression (matched case-insensitively against one normalized sentence of a participant
 message, see memory.derived.norm) to (attribute, setting). Within an attribute the first
 matching pattern wins, so negated forms ("don't ask me before ...") come before plain ones.
@@ -8,14 +8,17 @@ matching pattern wins, so negated forms ("don't ask me before ...") come before 
 
 from __future__ import annotations
 
-from wrapper import inventory
+import json
+from importlib import resources
 
 VERSION = "1"
 
 # The attributes and their settings are the IX inventory's (wrapper/data/inventory.json): one
-# vocabulary for what is extracted, stored in cells and acted on by the wrapper.
+# vocabulary for what is extracted, stored in cells and acted on by the wrapper. Read as data, so
+# memory imports no wrapper code.
 ATTRIBUTES: dict[str, dict] = {
-    a.name: {"settings": list(a.settings), "definition": a.definition} for a in inventory.load().attributes.values()
+    name: {"settings": list(a["settings"]), "definition": a["definition"], "title": a["title"]}
+    for name, a in json.loads((resources.files("wrapper") / "data/inventory.json").read_text())["attributes"].items()
 }
 
 # (pattern, attribute, setting). Patterns see normalized text: lowercase, no punctuation
@@ -187,8 +190,8 @@ def from_description(text: str) -> tuple[str, str] | None:
 def describe(attribute: str, setting: str) -> str:
     if (attribute, setting) in DESCRIPTIONS:
         return DESCRIPTIONS[(attribute, setting)]
-    a = inventory.load().attributes.get(attribute)
-    return f"{a.title}: {setting.replace('_', ' ')}" if a else f"{attribute}: {setting}"
+    a = ATTRIBUTES.get(attribute)
+    return f"{a['title']}: {setting.replace('_', ' ')}" if a else f"{attribute}: {setting}"
 
 
 _BY_DESCRIPTION = {d.lower(): key for key, d in DESCRIPTIONS.items()}

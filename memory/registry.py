@@ -14,6 +14,7 @@ GROUPS = {
     "policy": "companion.policies",
     "model": "companion.models",
     "reader": "companion.readers",
+    "ix_source": "companion.ix_sources",
 }
 
 _cache: dict[str, dict[str, object]] = {}

@@ -153,7 +153,7 @@ def _actions(table) -> dict[int, list]:
 
 
 def test_held_actions_are_approved_or_rejected_from_the_panel_by_their_owner_only(served):
-    from wrapper import actions
+    from companion import actions
 
     url, store = served
     consent.accept(store, "bob", pass_hash=auth.hash_passphrase("bob-pass"))
@@ -196,7 +196,7 @@ def test_held_actions_are_approved_or_rejected_from_the_panel_by_their_owner_onl
 
 
 def test_an_approved_reminder_gets_its_delivery_job_and_arrives_in_the_chat(serve_app):
-    from wrapper import actions
+    from companion import actions
 
     url, store = serve_app(scheduled=True)
     consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))

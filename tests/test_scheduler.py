@@ -171,7 +171,7 @@ def test_consolidation_waits_for_silence_or_a_pile_of_messages(store):
 
 def test_a_reminder_set_in_a_turn_reaches_the_participant_through_the_app_scheduler(home, settings):
     from companion.turn import turn
-    from wrapper import actions, outreach
+    from companion import actions, scheduler as outreach
 
     store = Store(home)
     consent.accept(store, "ana", tz="UTC")

@@ -19,7 +19,8 @@ from companion.backends.base import TextBackend, ToolCall
 from companion.settings import Settings
 from companion.turn import turn
 from memory import cells
-from wrapper import actions, intents
+from companion import actions
+from wrapper import intents
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 DATA = Path(__file__).parent / "data"

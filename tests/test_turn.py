@@ -137,3 +137,48 @@ def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(sto
     r = turn(store, ana, "still tired", settings=quiet.model_copy(update={"file_memory": False}))
     assert r.trace.applied["file_memory_lines"] == 0
     assert filememory.lines(store, ana, as_of=10**9)  # the document itself is untouched
+
+
+def test_a_replayed_turn_is_stamped_with_its_own_time_in_the_participants_zone(store, ana, home, install_plugin,
+                                                                              monkeypatch):
+    """Declarations carry the turn's time (Berlin, for ana), not the wall clock; a reminder asked
+    for "tomorrow at 9am" in a replayed turn is the day after that turn, at 9 in her zone."""
+    import json
+
+    from companion.settings import Settings
+    from tests.plugins import toolmodels
+
+    install_plugin("tool-models", {"companion.models": {"scripted": "tests.plugins.toolmodels:Scripted"}})
+
+    def generate(self, model, msgs, params):
+        yield toolmodels.ToolCall("IX_verbosity", json.dumps({"setting": "terse"}))
+        yield "ok"
+
+    monkeypatch.setattr(toolmodels.Scripted, "generate", generate)
+    at = datetime(2025, 3, 1, 22, 30, tzinfo=timezone.utc)  # 23:30 in Berlin
+    s = Settings(home=home, model="scripted/v1", gate="never", file_memory=False)
+    turn(store, ana, "hello", "work", s, at=at)
+    [(stamp,)] = store.conn.execute("SELECT at FROM ix_declarations WHERE participant = ?", (ana,)).fetchall()
+    assert stamp == "2025-03-01T23:30:00+01:00"
+    r = turn(store, ana, "remind me to call Bo tomorrow at 9am", "work", Settings(home=home, model="echo",
+                                                                                  gate="never", file_memory=False),
+             at=at + timedelta(minutes=1))
+    [held] = r.trace.actions_held
+    assert held["payload"]["when"] == "2025-03-02T09:00:00+01:00"
+
+
+def test_an_interaction_source_is_a_plugin_registered_like_any_other(store, ana, home, install_plugin):
+    from companion.settings import Settings
+
+    install_plugin("ix-sources", {"companion.ix_sources": {"terse_always": "tests.test_turn:TerseAlways"}})
+    r = turn(store, ana, "hello", "work", Settings(home=home, model="echo", gate="never", file_memory=False,
+                                                   ix_source="terse_always"))
+    assert r.trace.interaction["settings"]["verbosity"] == {"setting": "terse", "by": "selector",
+                                                            "source": "terse_always"}
+
+
+class TerseAlways:
+    """A third-party interaction-setting source: everyone wants one-line answers."""
+
+    def settings(self, ctx):
+        return {"verbosity": "terse"}

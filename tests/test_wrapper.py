@@ -14,7 +14,9 @@ from companion.turn import turn
 from consent import erasure, records as consent
 from memory import cells, embeddings, messages
 from memory.store import Store
-from wrapper import actions, intents, inventory, outreach, render, tools
+from companion import actions
+from companion import scheduler as outreach
+from wrapper import actions as rules, intents, inventory, render, tools
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 
@@ -86,7 +88,7 @@ def test_requests_and_answers():
     assert (s.kind, s.args) == ("send_message", {"to": "my boss", "text": "I quit"})
     assert intents.actions_requested("what did I tell you about my boss?", NOW) == []
     # a standing permission is a preference, not a check-in to schedule now
-    assert intents.actions_requested("Feel free to check in on me without being asked.", NOW) == []
+    assert actions.requested("Feel free to check in on me without being asked.", NOW) == []
     assert [i.kind for i in intents.actions_requested("check in with me tomorrow", NOW)] == ["schedule_checkin"]
     assert intents.resolution("Yes, go ahead") == "approve" and intents.resolution("no thanks") == "reject"
     assert intents.resolution("no, I meant the other Ana") is None  # a correction is not an answer
@@ -133,18 +135,18 @@ def test_progress_topics_and_options():
     ("self_directed", "run", "held"), ("autonomous", "run", "run")])
 def test_autonomy_levels_on_requested_actions(autonomy, internal, external):
     s = {"autonomy": autonomy}
-    assert actions.decide("add_note", {"text": "x"}, True, s)[0] == internal
-    assert actions.decide("send_message", {"to": "Ana", "text": "hi"}, True, s)[0] == external
+    assert rules.decide("add_note", {"text": "x"}, True, s)[0] == internal
+    assert rules.decide("send_message", {"to": "Ana", "text": "hi"}, True, s)[0] == external
 
 
 def test_unrequested_actions():
     auto = {"autonomy": "autonomous", "task_expansion": "adjacent", "proactive_outreach": "low"}
     # Memory is data: an external action nobody asked for in this message waits, at any level.
-    assert actions.decide("send_message", {"to": "boss", "text": "I quit"}, False, auto)[0] == "held"
-    assert actions.decide("schedule_checkin", {"when": "x"}, False, auto)[0] == "dropped"
-    assert actions.decide("schedule_checkin", {"when": "x"}, False, {**auto, "proactive_outreach": "high"})[0] == "run"
-    assert actions.decide("add_note", {"text": "x"}, False, {**auto, "task_expansion": "as_asked"})[0] == "dropped"
-    assert actions.decide("set_reminder", {"text": "x"}, True, {"elicitation": "structured"})[0] == "awaiting_facts"
+    assert rules.decide("send_message", {"to": "boss", "text": "I quit"}, False, auto)[0] == "held"
+    assert rules.decide("schedule_checkin", {"when": "x"}, False, auto)[0] == "dropped"
+    assert rules.decide("schedule_checkin", {"when": "x"}, False, {**auto, "proactive_outreach": "high"})[0] == "run"
+    assert rules.decide("add_note", {"text": "x"}, False, {**auto, "task_expansion": "as_asked"})[0] == "dropped"
+    assert rules.decide("set_reminder", {"text": "x"}, True, {"elicitation": "structured"})[0] == "awaiting_facts"
 
 
 # ---------------------------------------------------------------- through the turn
@@ -397,3 +399,24 @@ def test_tool_calls_with_nothing_to_show_are_a_fault_not_an_empty_reply(store, a
     assert r.reply is None and r.message is not None and "something went wrong" in r.shown
     assert [e.step for e in r.trace.errors] == ["wrap"]
     assert [m.sender for m in messages.read(store, ana, 10**9)] == ["user"]
+
+
+def test_the_wrapper_is_pure_and_memory_imports_no_wrapper_code():
+    """wrapper/ imports no store and no app; memory/ imports no wrapper (it reads the inventory as
+    data). Every import statement counts, those inside functions too."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+
+    def imported(package: str) -> set[tuple[str, str]]:
+        out = set()
+        for f in (root / package).glob("*.py"):
+            for node in ast.walk(ast.parse(f.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+                out |= {(f.name, n.split(".")[0]) for n in names}
+        return out
+
+    assert {(f, m) for f, m in imported("wrapper") if m in ("memory", "companion", "consent", "eval")} == set()
+    assert {(f, m) for f, m in imported("memory") if m in ("wrapper", "companion", "consent", "eval")} == set()

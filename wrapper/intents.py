@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from importlib import resources
+from typing import Callable
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _CLOCK = r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?"
@@ -124,6 +125,12 @@ def not_addressed(text: str, start: int) -> str | None:
     return None
 
 
+def own_words(text: str) -> str:
+    """The sentences of a message that speak for the participant: those that quote or report
+    someone, or recite an idiom, left out (see `reported`)."""
+    return " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if s.strip() and not reported(s))
+
+
 def reported(sentence: str) -> bool:
     """A sentence that quotes or reports someone's words, or an idiom ("my motto is just do it"):
     it states no preference of the participant's about how the companion should help."""
@@ -132,14 +139,18 @@ def reported(sentence: str) -> bool:
         _markers()[k].search(low) for k in ("reported", "idiom"))
 
 
-def actions_requested(text: str, now: datetime) -> list[Intent]:
-    """Actions the participant asks for in so many words (not negated ones). Missing facts stay
-    missing (None)."""
+def actions_requested(text: str, now: datetime, standing: Callable[[str], bool] | None = None) -> list[Intent]:
+    """Actions the participant asks the companion for in so many words (not negated, wished,
+    supposed, reported or quoted ones). Missing facts stay missing (None). `standing` tells a
+    standing permission ("feel free to check in on me without being asked": a preference about
+    how to help from now on) from a check-in to schedule now; the app passes the preference
+    phrases' reading."""
     text = text.strip()
     out = []
     for i in _requested(text, now):
         at = i.args.pop("_at", 0)
-        if _negated(text, at) or not_addressed(text, at) or (i.kind == "schedule_checkin" and _standing(text)):
+        if _negated(text, at) or not_addressed(text, at) or (
+                i.kind == "schedule_checkin" and standing is not None and standing(text)):
             continue
         out.append(i)
     return out
@@ -167,15 +178,6 @@ def asks_for(kind: str, args: dict, asked: list[Intent], text: str, external: bo
     from_message = bool(words) and any(said[k:k + len(words)] == words for k in range(len(said) - len(words) + 1))
     return from_message and any(_recipient(args.get("to")) and _recipient(args.get("to")) == _recipient(i.args.get("to"))
                                 for i in same)
-
-
-def _standing(text: str) -> bool:
-    """"Feel free to check in on me without being asked" states how to help from now on (a
-    Proactive Outreach preference, learned as such), not a check-in to schedule now."""
-    from memory.extract import preference_phrases
-
-    _, found = preference_phrases(text, "personal")
-    return any(attribute == "proactive_outreach" for attribute, _, _ in found)
 
 
 def _requested(text: str, now: datetime) -> list[Intent]:

@@ -1,0 +1,229 @@
+"""The app's action layer: the wrapper's rules (`wrapper.actions`) applied to the rows in memory
+(`memory.actions`). Everything that changes an action's state comes through here: the turn, the
+chat's yes/no, the app's panel and the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Callable
+
+from memory import actions as rows
+from memory import cells, messages
+from memory.actions import PENDING, ActionError
+from memory.messages import Message
+from memory.store import Store
+from wrapper import intents, inventory
+from wrapper.actions import OUTBOX, TIMED, decide, describe, line, missing, run_status
+
+__all__ = ["PENDING", "OUTBOX", "TIMED", "ActionError", "Action", "line", "describe", "missing", "record",
+           "approve", "reject", "supply_facts", "get", "pending", "history", "outbox", "events", "violations",
+           "answer", "requested", "standing"]
+
+
+@dataclass(frozen=True)
+class Action(rows.ActionRow):
+    """An action row as the participant reads it."""
+
+    @property
+    def title(self) -> str:
+        return inventory.load().action(self.kind).title
+
+    @property
+    def summary(self) -> str:
+        return describe(self.kind, self.payload)
+
+    def public(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "external": self.external, "payload": self.payload,
+                "status": self.status, "reason": self.reason, "requested": self.requested,
+                "origin": self.origin, "dayid": self.dayid, "summary": self.summary}
+
+
+def _view(r: rows.ActionRow) -> Action:
+    return Action(**{f.name: getattr(r, f.name) for f in fields(r)})
+
+
+def get(conn, participant: str, action_id: int) -> Action:
+    return _view(rows.get(conn, participant, action_id))
+
+
+def pending(store: Store, participant: str, context: str | None = None) -> list[Action]:
+    return [_view(r) for r in rows.pending(store, participant, context)]
+
+
+def history(store: Store, participant: str) -> list[Action]:
+    return [_view(r) for r in rows.history(store, participant)]
+
+
+def outbox(store: Store, participant: str) -> list[Action]:
+    """Drafts and messages written (never sent)."""
+    return [a for a in history(store, participant) if a.kind in OUTBOX and a.status == "done"]
+
+
+events = rows.events
+violations = rows.violations
+
+
+def _execute(conn, a: rows.ActionRow, via: str, dayid: str | None) -> None:
+    rows.mark_run(conn, a, run_status(a.kind), via, dayid, "into the local outbox, not sent" if a.kind in OUTBOX else "")
+
+
+def record(conn, participant: str, context: str, kind: str, payload: dict, *, requested: bool, origin: str,
+           dayid: str | None, settings: dict[str, str], default_when: str | None = None,
+           ceiling: str | None = None) -> tuple[Action, str]:
+    """Store one proposed action and apply execution control. Returns (row, reason)."""
+    action = inventory.load().action(kind)
+    payload = {k: v for k, v in payload.items() if v not in (None, "")}
+    verdict, reason = decide(kind, payload, requested, settings, ceiling)
+    if verdict == "run" and "when" in action.required and not payload.get("when"):
+        payload["when"] = default_when  # infer: the assumed time is recorded in the payload
+    status = "held" if verdict == "run" else verdict  # a run is stored, then run below, in one transaction
+    row = rows.insert(conn, participant, context, kind, action.external, payload, status, reason, requested,
+                      origin, dayid)
+    if verdict == "run":
+        _execute(conn, row, "turn", dayid)
+    else:
+        rows.log_event(conn, participant, row.id, verdict, "turn", dayid, reason)
+    return get(conn, participant, row.id), reason
+
+
+def _resolve(store: Store, participant: str, action_id: int, approve: bool, via: str, dayid: str | None,
+             facts: dict | None = None) -> Action:
+    with store.transaction() as conn:
+        a = rows.get(conn, participant, action_id)
+        if a.status not in PENDING:
+            raise ActionError(f"action {action_id} is not waiting for approval (it is {a.status})")
+        if not approve:
+            rows.mark_rejected(conn, a, via, dayid)
+            return get(conn, participant, a.id)
+        payload = {**a.payload, **(facts or {})}
+        gaps = missing(a.kind, payload)
+        if gaps:
+            raise ActionError(f"action {action_id} still lacks {', '.join(gaps)}: give them before approving")
+        rows.update(conn, a, payload=payload)
+        rows.log_event(conn, participant, a.id, "approved", via, dayid)
+        _execute(conn, rows.get(conn, participant, a.id), via, dayid)
+        return get(conn, participant, a.id)
+
+
+def approve(store: Store, participant: str, action_id: int, via: str = "ui", dayid: str | None = None,
+            facts: dict | None = None) -> Action:
+    """Approve a held action (and run it). Raises ActionError for another participant's or a resolved one."""
+    return _resolve(store, participant, action_id, True, via, dayid, facts)
+
+
+def reject(store: Store, participant: str, action_id: int, via: str = "ui", dayid: str | None = None) -> Action:
+    return _resolve(store, participant, action_id, False, via, dayid)
+
+
+def supply_facts(store: Store, participant: str, action_id: int, facts: dict, settings: dict[str, str],
+                 dayid: str | None, ceiling: str | None = None) -> tuple[Action, str]:
+    """Missing facts arrived: fill them in and apply execution control again."""
+    with store.transaction() as conn:
+        a = rows.get(conn, participant, action_id)
+        if a.status != "awaiting_facts":
+            raise ActionError(f"action {action_id} is not waiting for facts (it is {a.status})")
+        payload = {**a.payload, **{k: v for k, v in facts.items() if v}}
+        verdict, reason = decide(a.kind, payload, a.requested, settings, ceiling)
+        rows.update(conn, a, payload=payload, reason=reason, status="held" if verdict == "run" else verdict)
+        rows.log_event(conn, participant, a.id, "facts", "chat", dayid, json.dumps(facts))
+        if verdict == "run":
+            _execute(conn, rows.get(conn, participant, a.id), "turn", dayid)
+        elif verdict != "awaiting_facts":
+            rows.log_event(conn, participant, a.id, verdict, "turn", dayid, reason)
+        return get(conn, participant, a.id), reason
+
+
+def standing(text: str) -> bool:
+    """"Feel free to check in on me without being asked" states how to help from now on (a
+    Proactive Outreach preference, learned as such), not a check-in to schedule now."""
+    from memory.extract import preference_phrases
+
+    _, found = preference_phrases(text, "personal")
+    return any(attribute == "proactive_outreach" for attribute, _, _ in found)
+
+
+def requested(text: str, now) -> list[intents.Intent]:
+    """What the participant's message asks the companion for (see intents.actions_requested)."""
+    return intents.actions_requested(text, now, standing=standing)
+
+
+def _accept(store: Store, participant: str, context: str, attribute: str, setting: str | None, msg: Message) -> None:
+    """Acceptance is evidence too: approving an action that was held for approval says "asking me
+    first is right here"; the cell of that context gains this message as a source (or starts)."""
+    if setting:
+        cells.set_(store, participant, context=context, attribute=attribute, setting=setting,
+                   sources=[(msg.dayid, msg.ordinal)], evidence=f"approved a held action: {msg.text[:80]}",
+                   origin="reaction")
+
+
+def _asked_just_before(store: Store, participant: str, msg: Message) -> set[int]:
+    """The actions the companion's message immediately before this one asked approval for: held
+    in the turn of the participant's message before that reply."""
+    before = messages.read(store, participant, msg.ordinal, limit=2)
+    if len(before) < 2 or before[-1].sender != "companion" or before[-2].sender != "user":
+        return set()
+    return rows.held_in(store, participant, before[-2].dayid)
+
+
+def answer(store: Store, participant: str, context: str, msg: Message, now,
+           chosen: Callable[..., dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
+    """The companion's own reply when the message answers a pending action; None otherwise.
+
+    "never mind / forget it" takes back the newest held action; a yes or no answers only what the
+    companion's message just before asked about; a reply to "when should I ...?" completes the
+    action waiting for it, unless it is a request of its own. An approval accepts how the
+    companion helped (see `_accept`) unless the same message corrected it.
+    """
+    pend = pending(store, participant)
+    if not pend:
+        return None
+    held = [a for a in pend if a.status == "held" and a.context == context]  # a "yes" at home is not for work
+    said = intents.resolution(msg.text)
+    if said == "cancel":
+        targets = held[-1:]
+    elif said:
+        asked = _asked_just_before(store, participant, msg)
+        targets = [a for a in held if a.id in asked]
+        targets = targets if intents.applies_to_all(msg.text) else targets[-1:]
+    else:
+        targets = []
+    if targets:
+        lines = []
+        for a in targets:
+            if said == "approve":
+                row = approve(store, participant, a.id, via="chat", dayid=msg.dayid)
+                if a.reason.startswith("autonomy is") and not learned:
+                    _accept(store, participant, a.context, "autonomy", chosen().get("autonomy"), msg)
+            else:
+                row = reject(store, participant, a.id, via="chat", dayid=msg.dayid)
+            resolved.append(row.public())
+            lines.append(line(row.kind, row.status, row.summary))
+        left = len(held) - len(targets)  # in this context; the app's panel lists them all
+        if left:
+            lines.append(f"{left} more action{'s' if left > 1 else ''} still wait{'' if left > 1 else 's'} "
+                         "for your approval.")
+        return "\n".join(lines)
+    # Only the question just asked is answered: the action must come from the participant's
+    # previous message, so a reminder left waiting last week does not swallow today's message.
+    prev = [m for m in messages.read(store, participant, msg.ordinal, limit=4) if m.sender == "user"][-1:]
+    waiting = [a for a in pend if a.status == "awaiting_facts" and a.context == context
+               and prev and a.dayid == prev[0].dayid]
+    if not waiting or said or requested(msg.text, now):
+        return None  # a new request ("remind me to ...") is its own action, not the missing fact
+    a = waiting[-1]
+    gaps = missing(a.kind, a.payload)
+    facts: dict = {}
+    if "when" in gaps and (stated := intents.parse_when(msg.text, now)):
+        facts["when"] = stated.isoformat()
+    text_gaps = [g for g in gaps if g != "when"]
+    if len(gaps) == 1 and text_gaps:
+        facts[text_gaps[0]] = msg.text.strip()
+    if not facts:
+        return None
+    row, _ = supply_facts(store, participant, a.id, facts, chosen(), msg.dayid, ceiling=chosen(False).get("autonomy"))
+    resolved.append(row.public())
+    if row.status == "awaiting_facts":
+        return f"Thanks. I still need: {', '.join(missing(row.kind, row.payload))}."
+    return "Thanks. " + line(row.kind, row.status, row.summary)
