@@ -121,6 +121,18 @@ def test_a_motto_is_not_an_autonomy_preference(store, ana, home):
     assert cells.settings_for(store, ana, "personal").get("autonomy") != "autonomous"
 
 
+@pytest.mark.xfail(strict=True, reason="left for memory/extract.py (the prefs engineer's file): the batch "
+                   "RuleExtractor run by consolidation still reads an idiom as an autonomy preference; it "
+                   "should skip the sentences wrapper.intents.reported() skips (phrase bank "
+                   "wrapper/data/addressed.json, readable by memory as data)")
+def test_a_motto_stays_no_preference_after_consolidation(store, ana, home):
+    from memory import extract
+
+    turn(store, ana, "My motto is just do it.", settings=quick(home, model="echo"), at=NOW)
+    extract.consolidate(store, ana)
+    assert cells.settings_for(store, ana, "personal").get("autonomy") != "autonomous"
+
+
 def test_never_mind_rejects_the_held_action_and_a_later_yes_approves_nothing(store, ana, home, hostile):
     s = quick(home, gate="never", recent_window=0)
     r = turn(store, ana, "message my boss: I quit", settings=s, at=NOW)
