@@ -80,7 +80,15 @@ class DbJobStore(BaseJobStore):
 
     def lookup_job(self, job_id):
         r = self.store.conn.execute("SELECT job_state FROM scheduler_jobs WHERE id=?", (job_id,)).fetchone()
-        return self._restore(r["job_state"]) if r else None
+        if r is None:
+            return None
+        try:
+            return self._restore(r["job_state"])
+        except BaseException:  # e.g. a job stored by an older version under a moved function: placed again
+            self._logger.exception('Unable to restore job "%s" -- removing it', job_id)
+            with self.store.transaction() as conn:
+                conn.execute("DELETE FROM scheduler_jobs WHERE id=?", (job_id,))
+            return None
 
     def get_due_jobs(self, now):
         return self._jobs("WHERE next_run_time <= ?", (datetime_to_utc_timestamp(now),))
@@ -292,14 +300,14 @@ def due(store: Store, now: datetime | None = None) -> list[int]:
 
 def plan(scheduler, store: Store) -> int:
     """Give every scheduled action a date job (idempotent: job ids are the action ids). A job
-    stored by an older version under another function reference is placed again."""
+    stored by an older version under a function that moved (wrapper.outreach:deliver) cannot be
+    restored; the job store drops it and it is placed again here."""
     from memory import actions
 
     added, ref = 0, f"{__name__}:deliver"
     for action_id, at in actions.scheduled(store):
         job_id = f"{ACTION_JOB_PREFIX}{action_id}"
-        job = scheduler.get_job(job_id)
-        if job is None or getattr(job, "func_ref", ref) != ref:
+        if scheduler.get_job(job_id) is None:
             add_date_job(scheduler, ref, datetime.fromisoformat(at), [str(store.data_dir), action_id], job_id)
             added += 1
     return added

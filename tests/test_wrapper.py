@@ -420,3 +420,29 @@ def test_the_wrapper_is_pure_and_memory_imports_no_wrapper_code():
 
     assert {(f, m) for f, m in imported("wrapper") if m in ("memory", "companion", "consent", "eval")} == set()
     assert {(f, m) for f, m in imported("memory") if m in ("wrapper", "companion", "consent", "eval")} == set()
+
+
+def test_a_reminder_job_stored_under_the_old_module_is_placed_again(store, ana, home):
+    """Databases made before delivery moved to companion.scheduler hold jobs that name
+    wrapper.outreach:deliver; the reminder must still get a job that runs."""
+    import pickle
+
+    from companion import scheduler as jobs
+
+    s = quick(home)
+    turn(store, ana, "Just do it, don't ask me first.", settings=s)
+    [run] = turn(store, ana, "remind me to water the plants in 5 minutes", settings=s).trace.actions_run
+    sched = jobs.build(s, store)
+    sched.start(paused=True)  # jobs reach the database once the scheduler runs; paused, none fires
+    try:
+        assert jobs.plan(sched, store) == 1
+        job_id = f"{jobs.ACTION_JOB_PREFIX}{run['id']}"
+        [blob] = store.conn.execute("SELECT job_state FROM scheduler_jobs WHERE id = ?", (job_id,)).fetchone()
+        state = pickle.loads(blob)
+        state["func"] = "wrapper.outreach:deliver"
+        with store.transaction() as conn:
+            conn.execute("UPDATE scheduler_jobs SET job_state = ? WHERE id = ?", (pickle.dumps(state), job_id))
+        assert jobs.plan(sched, store) == 1
+        assert sched.get_job(job_id).func_ref == "companion.scheduler:deliver"
+    finally:
+        sched.shutdown(wait=False)
