@@ -32,6 +32,7 @@ from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
 from wrapper import intents, render, selector
+from wrapper.actions import default_when, propose
 from wrapper import tools as ix_tools
 from wrapper.inventory import load as inventory
 
@@ -258,48 +259,6 @@ def _path(settings: Settings) -> str:
     return "model" if gateway.supports_tools(settings.model) else "selector"
 
 
-def _when(value: str | None, now: datetime) -> str | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value).isoformat()
-    except ValueError:
-        found = intents.parse_when(value, now)
-        return found.isoformat() if found else None
-
-
-def _proposals(ctx: TurnContext, path: str, calls: ix_tools.Calls, chosen: dict[str, str], now: datetime,
-               ceiling: str | None = None) -> list[dict]:
-    """Actions proposed this turn, each marked whether this message asked for that very action."""
-    asked = actions.requested(ctx.text, now)
-    asked_kinds = {i.kind for i in asked}
-    inv = inventory()
-    out = []
-    if path == "model":
-        for kind, args in calls.actions:
-            args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
-            out.append({"kind": kind, "args": args, "origin": "model",
-                        "requested": intents.asks_for(kind, args, asked, ctx.text, inv.action(kind).external)})
-    else:
-        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
-        if intents.mentions_upcoming(ctx.text) and "schedule_checkin" not in asked_kinds:
-            when = intents.parse_when(ctx.text, now)
-            out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
-                        "args": {"when": (when or now + timedelta(days=1)).replace(
-                                     hour=18, minute=0, second=0, microsecond=0).isoformat(),
-                                 "topic": intents.topic_of(ctx.text)}})
-        for i in asked:
-            if i.kind == "add_calendar_entry" and i.args.get("when"):
-                out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
-                            "args": {"text": i.args.get("title"), "when": i.args["when"]}})
-    for p in out:
-        p["status"], p["reason"] = actions.decide(p["kind"], {k: v for k, v in p["args"].items() if v},
-                                                  p["requested"], chosen, ceiling)
-        if p["status"] == "run":
-            p["status"] = actions.run_status(p["kind"])
-    return out
-
-
 def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace, *, time: TurnTime,
             on_token: Callable[[str], None] | None = None, session: dict | None = None,
             carried: list | None = None, clock: "_Clock | None" = None) -> Wrapped:
@@ -339,7 +298,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
     plain = selector.plain(chosen)
     own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
-    proposals = _proposals(ctx, path, calls, plain, now, ceiling=own["autonomy"])
+    proposals = propose(ctx.text, path, calls.actions, actions.requested(ctx.text, now), plain, now,
+                        ceiling=own["autonomy"])
     shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
                       "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
                       "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
@@ -374,7 +334,7 @@ def finish(ctx: TurnContext, msg: Message, wrapped: Wrapped, sess: ix_state.Sess
         for p in wrapped.proposals:
             row, _ = actions.record(conn, participant, ctx.context, p["kind"], p["args"], requested=p["requested"],
                                     origin=p["origin"], dayid=msg.dayid, settings=selector.plain(wrapped.selected),
-                                    default_when=_default_when(ctx.time.local), ceiling=wrapped.ceiling)
+                                    default_when=default_when(ctx.time.local), ceiling=wrapped.ceiling)
             (trace.actions_run if row.status in ("done", "scheduled") else trace.actions_held
              if row.status in actions.PENDING else trace.actions_dropped).append(row.public())
         if sess is not None:
@@ -397,12 +357,6 @@ def finish(ctx: TurnContext, msg: Message, wrapped: Wrapped, sess: ix_state.Sess
         store, participant, [dict(sender="companion", text=wrapped.shown, context=ctx.context, ts=_reply_ts(at))],
         also=save_all)
     return TurnResult(shown=wrapped.shown, message=msg, reply=reply, trace=trace)
-
-
-def _default_when(now: datetime) -> str:
-    """The time assumed for a reminder or check-in when none was given (Elicitation: infer)."""
-    nxt = now + timedelta(days=1)
-    return nxt.replace(hour=9, minute=0, second=0, microsecond=0).isoformat()
 
 
 def _reply_ts(at: datetime | None) -> datetime | None:

@@ -10,9 +10,9 @@ done`, never sent), reminders and check-ins become a companion message at their 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from wrapper import inventory
+from wrapper import intents, inventory
 
 PENDING = ("held", "awaiting_facts")
 OUTBOX = ("draft_message", "send_message")  # written into the local outbox when they run
@@ -98,3 +98,55 @@ def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str],
     if autonomy == "self_directed" and action.external:
         return "held", "autonomy is self-directed: external actions are confirmed first"
     return "run", f"autonomy is {autonomy}"
+
+
+def default_when(now: datetime) -> str:
+    """The time assumed for a reminder or check-in when none was given (Elicitation: infer)."""
+    nxt = now + timedelta(days=1)
+    return nxt.replace(hour=9, minute=0, second=0, microsecond=0).isoformat()
+
+
+def _when(value: str | None, now: datetime) -> str | None:
+    """A model's `when` argument as a time: ISO as given, or read from words ("tomorrow at 9")."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        found = intents.parse_when(value, now)
+        return found.isoformat() if found else None
+
+
+def propose(text: str, path: str, model_actions: list[tuple[str, dict]], asked: list[intents.Intent],
+            settings: dict[str, str], now: datetime, ceiling: str | None = None) -> list[dict]:
+    """The actions proposed this turn, each decided and marked whether the message (`text`, whose
+    requests are `asked`) asked for that very action. On the model path they are the model's
+    tool calls; on the selector path the participant's own requests, a check-in offered at 18:00
+    when the message mentions something upcoming (Proactive Outreach decides), and a reminder for
+    a calendar entry with a time (Task Expansion decides)."""
+    asked_kinds = {i.kind for i in asked}
+    inv = inventory.load()
+    out = []
+    if path == "model":
+        for kind, args in model_actions:
+            args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
+            out.append({"kind": kind, "args": args, "origin": "model",
+                        "requested": intents.asks_for(kind, args, asked, text, inv.action(kind).external)})
+    else:
+        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
+        if intents.mentions_upcoming(text) and "schedule_checkin" not in asked_kinds:
+            when = intents.parse_when(text, now)
+            out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
+                        "args": {"when": (when or now + timedelta(days=1)).replace(
+                                     hour=18, minute=0, second=0, microsecond=0).isoformat(),
+                                 "topic": intents.topic_of(text)}})
+        for i in asked:
+            if i.kind == "add_calendar_entry" and i.args.get("when"):
+                out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
+                            "args": {"text": i.args.get("title"), "when": i.args["when"]}})
+    for p in out:
+        p["status"], p["reason"] = decide(p["kind"], {k: v for k, v in p["args"].items() if v},
+                                          p["requested"], settings, ceiling)
+        if p["status"] == "run":
+            p["status"] = run_status(p["kind"])
+    return out
