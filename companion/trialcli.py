@@ -11,6 +11,26 @@ import click
 from memory.store import StoreError
 
 
+SECRET_OPTIONS = ("--researcher-password", "--passphrase")
+
+
+def command_line(argv: list[str]) -> str:
+    """The command as written at the top of a report, credentials replaced by ***."""
+    out, hide = [], False
+    for a in argv:
+        if hide:
+            out.append("***")
+            hide = False
+        elif a in SECRET_OPTIONS:
+            out.append(a)
+            hide = True
+        elif a.startswith(tuple(o + "=" for o in SECRET_OPTIONS)):
+            out.append(a.split("=", 1)[0] + "=***")
+        else:
+            out.append(a)
+    return "companion " + " ".join(out)
+
+
 def attach(main: click.Group, trial: click.Group) -> None:
     from companion.cli import common, fail, guarded, open_store
     from memory import feedback as feedback_mod
@@ -52,7 +72,7 @@ def attach(main: click.Group, trial: click.Group) -> None:
             fail(f"--bootstrap must be at least 1, got {bootstrap}")
         try:
             doc = trialreport.report(open_store(settings), list(who) or None, since, reference, bootstrap, seed,
-                                     command="companion " + " ".join(sys.argv[1:]))
+                                     command=command_line(sys.argv[1:]))
         except ValueError as e:
             fail(str(e))
         doc = trialreport.write(doc, Path(out))
@@ -63,6 +83,34 @@ def attach(main: click.Group, trial: click.Group) -> None:
                 click.echo(f"warning: {w}", err=True)
             click.echo(f"wrote {Path(out) / 'report.md'}, report.json and {len(doc['plots'])} plot(s): "
                        f"{doc['n_turns']} turns of {doc['n_participants']} participant(s) in {len(doc['arms'])} arm(s)")
+
+    @trial.command("learner")
+    @click.option("--participant", "-p", required=True)
+    @click.option("--as-of", "as_of", type=int, default=None,
+                  help="An ordinal: what the adaptive gate knew at that turn (default: now).")
+    @click.option("--json", "as_json", is_flag=True)
+    @common
+    @guarded("researcher")
+    def trial_learner(participant, as_of, as_json, settings):
+        """The adaptive gate's state for PARTICIPANT: outcomes by kind and the posterior per threshold."""
+        from memory import adaptive, participants
+
+        store = open_store(settings)
+        if not participants.exists(store, participant):
+            fail(f"unknown participant {participant!r}")
+        params = settings.params_for("gate", "adaptive")
+        try:
+            st = adaptive.state(store, participant, as_of, params.get("base", "lexical"), params.get("base_params"),
+                                params.get("grid"), int(params.get("recent_window", 6)))
+        except (LookupError, ValueError) as e:
+            fail(str(e))
+        if as_json:
+            click.echo(json.dumps(st))
+            return
+        click.echo(f"{participant} as of ordinal {st['as_of']}: {st['outcomes']} outcome(s) {st['by_kind']} "
+                   f"over base gate {st['base']}")
+        for t, (a, b), m in zip(st["grid"], st["alpha_beta"], st["mean"]):
+            click.echo(f"  threshold {t:.2f}: Beta({a:g}, {b:g}), mean {m:.3f}")
 
     @trial.command("plan")
     @click.option("--baseline", type=float, required=True, help="The outcome's rate in the reference arm.")

@@ -71,3 +71,15 @@ def test_repeated_misuse_moves_the_posterior_to_high_thresholds(store, ana, sett
     # a tagged miss on a turn pushes the other way for thresholds at or below its score
     feedback.record(store, ana, r.reply.dayid, "down", tag="forgot")
     assert adaptive.state(store, ana)["by_kind"] == {"misuse": 4, "miss": 1}
+
+
+def test_runs_as_a_randomized_arm_against_a_fixed_gate(store, ana, settings):
+    trials.randomize(store, ana, ["adaptive", "never"], 5, "bm25", "earlier_turns")
+    rs = [turn(store, ana, t, settings=settings) for t in ["my dog Rex", "Rex again", "as I said, Rex", "ok"]]
+    arms = [r.trace.arm["gate"] for r in rs]
+    assert sorted(arms) == ["adaptive", "adaptive", "never", "never"]  # blocked: two of each
+    for r in rs:
+        if r.trace.arm["gate"] == "adaptive":
+            assert r.trace.decision["threshold"] in adaptive.DEFAULT_GRID and "learner" in r.trace.decision
+        else:
+            assert "learner" not in r.trace.decision

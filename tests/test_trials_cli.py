@@ -134,3 +134,22 @@ def test_feedback_cli_refuses_by_name(home):
     assert r.exit_code == 2 and "participant's own message" in r.output
     r = run("feedback", "-p", "ana", "day1-2", "down", "--tag", "wrong")
     assert "got something about me wrong" in r.output
+
+
+def test_a_credential_on_the_command_line_never_reaches_the_report():
+    from companion.trialcli import command_line
+
+    assert command_line(["trial", "report", "--researcher-password", "s3cret", "--out", "r"]) == \
+        "companion trial report --researcher-password *** --out r"
+    assert "s3cret" not in command_line(["trial", "report", "--researcher-password=s3cret"])
+
+
+def test_the_adaptive_learner_is_readable_as_of_a_turn(home):
+    run("consent", "accept", "-p", "ana")
+    run("chat", "-p", "ana", "--model", "echo", input="my dog Rex\nwhy are you bringing that up\nhello\n")
+    now = json.loads(run("trial", "learner", "-p", "ana", "--json").stdout)
+    assert now["outcomes"] == 1 and now["by_kind"] == {"misuse": 1}
+    before = json.loads(run("trial", "learner", "-p", "ana", "--as-of", 3, "--json").stdout)
+    assert before["outcomes"] == 0 and before["mean"] == [0.5] * 11
+    r = run("trial", "learner", "-p", "ana")
+    assert "threshold 1.00: Beta(2, 1), mean 0.667" in r.stdout
