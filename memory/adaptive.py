@@ -104,8 +104,11 @@ def outcomes(store: Store, participant: str, as_of: int, gate: Gate, recent_wind
         retrieved = None
         if t is not None and t.decision is not None:
             retrieved = bool(t.decision.get("retrieve"))
-        out.append(Outcome(turn_msg.ordinal, kind, source,
-                           base_score(store, participant, turn_msg, gate, recent_window), retrieved))
+        try:
+            score = base_score(store, participant, turn_msg, gate, recent_window)
+        except Exception:  # e.g. a model-judged base gate without its model here: that outcome cannot teach
+            continue
+        out.append(Outcome(turn_msg.ordinal, kind, source, score, retrieved))
     out.sort(key=lambda o: (o.ordinal, o.source))
     return out
 
