@@ -80,8 +80,10 @@ def base_score(store: Store, participant: str, turn_msg: messages.Message, gate:
     return _SCORES[key]
 
 
-def outcomes(store: Store, participant: str, as_of: int, gate: Gate, recent_window: int = 6) -> list[Outcome]:
-    """Every outcome visible before as_of, each tied to the turn it is about."""
+def outcomes(store: Store, participant: str, as_of: int, gate: Gate, recent_window: int = 6,
+             unscored: list | None = None) -> list[Outcome]:
+    """Every outcome visible before as_of, each tied to the turn it is about. Outcomes whose
+    turn's base score cannot be recomputed go to `unscored` (as (source, error)) instead."""
     log = messages.read(store, participant, as_of)
     turn_of: dict[str, messages.Message] = {}  # reply dayid -> the participant message it answered
     prev = None
@@ -106,7 +108,9 @@ def outcomes(store: Store, participant: str, as_of: int, gate: Gate, recent_wind
             retrieved = bool(t.decision.get("retrieve"))
         try:
             score = base_score(store, participant, turn_msg, gate, recent_window)
-        except Exception:  # e.g. a model-judged base gate without its model here: that outcome cannot teach
+        except Exception as e:  # e.g. a model-judged base gate without its model here: that outcome cannot teach
+            if unscored is not None:
+                unscored.append((source, f"{type(e).__name__}: {e}"[:200]))
             continue
         out.append(Outcome(turn_msg.ordinal, kind, source, score, retrieved))
     out.sort(key=lambda o: (o.ordinal, o.source))
@@ -133,12 +137,13 @@ def state(store: Store, participant: str, as_of: int | None = None, base: str = 
     """The learner as of `as_of` (default: now): outcomes by kind and the posterior per threshold."""
     grid = [float(t) for t in (grid or DEFAULT_GRID)]
     bound = messages.next_ordinal(store, participant) if as_of is None else as_of
-    outs = outcomes(store, participant, bound, _base(base, base_params), recent_window)
+    unscored: list = []
+    outs = outcomes(store, participant, bound, _base(base, base_params), recent_window, unscored)
     ab = posterior(outs, grid)
     kinds: dict[str, int] = {}
     for o in outs:
         kinds[o.kind] = kinds.get(o.kind, 0) + 1
-    return {"as_of": bound, "base": base, "outcomes": len(outs), "by_kind": kinds, "grid": grid,
+    return {"as_of": bound, "base": base, "outcomes": len(outs), "by_kind": kinds, "unscored": unscored, "grid": grid,
             "alpha_beta": ab, "mean": [round(a / (a + b), 4) for a, b in ab],
             "signals_version": signals.version(), "feedback_version": feedback.version()}
 
