@@ -19,7 +19,7 @@ import json
 import random
 import statistics
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -253,7 +253,9 @@ def _pct(xs: list[float], q: float) -> float:
 
 def report(store: Store, who: list[str] | None = None, since: str | None = None, reference: str | None = None,
            bootstrap: int = BOOTSTRAP, seed: int = 0, command: str = "") -> dict:
-    doc = analyse(collect(store, who, since), reference, bootstrap, seed)
+    turns = collect(store, who, since)
+    doc = analyse(turns, reference, bootstrap, seed)
+    doc["outcomes"] = [asdict(t) for t in turns]  # written as outcomes.jsonl, one row per turn
     header = {"command": command, "code": code_version(), "created_at": datetime.now(timezone.utc).isoformat(),
               "filters": {"participants": who or "all", "since": since},
               "signals_version": signals.version(), "feedback_version": feedback.version()}
@@ -342,7 +344,10 @@ def write(doc: dict, out: Path) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     made = plots(doc, out)
-    doc = {**doc, "plots": made}
+    rows = doc.get("outcomes", [])
+    (out / "outcomes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                        encoding="utf-8")
+    doc = {**{k: v for k, v in doc.items() if k != "outcomes"}, "plots": made}
     (out / "report.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "report.md").write_text(markdown(doc, made) + "\n", encoding="utf-8")
     return doc

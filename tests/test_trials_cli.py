@@ -93,6 +93,10 @@ def test_report_numbers_match_the_hand_computation(trial_run):
     assert f"| {ALWAYS} | down_rate | -0.250 [-0.500, 0.000] |" in md
     assert json.loads((out / "report.json").read_text())["differences"] == doc["differences"]
     assert sorted(p.name for p in out.glob("*.png")) == ["arms.png", "differences.png"]
+    turns = [json.loads(x) for x in (out / "outcomes.jsonl").read_text().splitlines()]
+    assert len(turns) == 8 and "outcomes" not in doc
+    ana1 = next(t for t in turns if t["participant"] == "ana" and t["dayid"] == "day1-1")
+    assert (ana1["arm"], ana1["rating"], ana1["tag"], ana1["signals"]) == (NEVER, -1, "forgot", ["restate"])
 
 
 def test_report_filters_by_participant_and_refuses_bad_input(trial_run, tmp_path):
