@@ -160,6 +160,17 @@ def _values(turns: list[Turn]) -> dict[str, float | None]:
     return {**rates(counts(turns)), "latency_ms_mean": _latency(turns)}
 
 
+def _sums(turns: list[Turn]) -> dict[str, float]:
+    lat = [t.latency_ms for t in turns if t.latency_ms is not None]
+    return {**counts(turns), "latency_sum": sum(lat), "latency_n": len(lat)}
+
+
+def _from_sums(parts: list[dict[str, float]]) -> dict[str, float | None]:
+    """`_values` of the union of turns whose `_sums` are `parts`."""
+    total = {k: sum(p.get(k, 0) for p in parts) for k in [*COUNTS, "latency_sum", "latency_n"]}
+    return {**rates(total), "latency_ms_mean": total["latency_sum"] / total["latency_n"] if total["latency_n"] else None}
+
+
 # --- the analysis -------------------------------------------------------------------------------
 
 
@@ -204,12 +215,13 @@ def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BO
     diffs = []
     names = [*RATES, "latency_ms_mean"]
     if ref is not None and len(arms) > 1:
-        per_person = {p: [t for t in turns if t.participant == p] for p in people}
+        # Pooled rates are ratios of sums, so a resample only needs each participant's sums per arm.
+        sums = {(p, a): _sums([t for t in turns if t.participant == p and t.arm == a]) for p in people for a in arms}
         rng = random.Random(seed)
         reps: dict[tuple[str, str], list[float]] = {}
         for _ in range(bootstrap):
-            drawn = [t for p in rng.choices(people, k=len(people)) for t in per_person[p]]
-            v = {a: _values([t for t in drawn if t.arm == a]) for a in arms}
+            drawn = rng.choices(people, k=len(people))
+            v = {a: _from_sums([sums[(p, a)] for p in drawn]) for a in arms}
             for a in arms:
                 if a == ref:
                     continue
