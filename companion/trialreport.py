@@ -16,6 +16,7 @@ mirror eval/report.py's style: every number with its n, a missing one shown with
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 import subprocess
@@ -398,8 +399,6 @@ def plan(baseline: float, effect: float, icc: float, turns_per_participant: int,
     n = (za + zb) ** 2 * (p1 * (1 - p1) + p2 * (1 - p2)) / effect ** 2
     m = turns_per_participant / arms
     de = 1 + (m - 1) * icc
-    import math
-
     need = math.ceil(n * de / m)
     return {"baseline": p1, "effect": effect, "icc": icc, "turns_per_participant": turns_per_participant,
             "alpha": alpha, "power": power, "arms": arms, "z_alpha": round(za, 4), "z_power": round(zb, 4),
