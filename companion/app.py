@@ -17,7 +17,7 @@ from pathlib import Path
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
 
-from companion import auth, inspector, researcher, trials
+from companion import auth, inspector, researcher, trialpanel, trials
 from consent import access
 from companion.settings import Settings
 from companion.turn import turn
@@ -154,10 +154,12 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             with gr.Column(visible=False) as chat_box:
                 who = gr.Markdown(elem_id="who")
                 context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")
-                chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat")
+                chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat",
+                                     feedback_options=trialpanel.FEEDBACK_OPTIONS)
                 with gr.Row():
                     box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
                     send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+                trialpanel.feedback_hook(chatbot, session, store)  # thumbs and tags on replies
                 with gr.Row():
                     signout = gr.Button("Sign out", size="sm")
                     download_btn = gr.Button("Download my data", size="sm", elem_id="download")
@@ -256,6 +258,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                     t_fix = gr.Button("Fix the first gate")
                     t_rand = gr.Button("Randomize per turn")
                 t_msg = gr.Markdown()
+                trialpanel.results_panel(session, store)
 
         def show(stage: str):
             return (gr.update(visible=stage == "signin"), gr.update(visible=stage == "consent"),

@@ -877,5 +877,11 @@ def memory_export(participant, out, settings):
                f"to {d / 'persona.json'}")
 
 
+
+# `companion feedback`, `trial report`, `trial plan` (live trials with outcomes) live in their own module.
+from companion import trialcli  # noqa: E402
+
+trialcli.attach(main, trial)
+
 if __name__ == "__main__":
     main()

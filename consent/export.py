@@ -179,6 +179,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     try:
         write(staging, manifest, files)
         problems = check_release(staging, ps.identifiers(), ps.surrogates())
+        write_feedback(store, staging, pids)  # live-trial feedback (see the end of this file)
         if problems:
             raise ReleaseRefused(problems)
         if dest.exists():
@@ -328,3 +329,26 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
             if k in have and want != have[k]:
                 problems.append(f"counts: {MANIFEST} counts.{pid}.{k} says {want}, the files hold {have[k]}")
     return problems
+
+
+# --- feedback.jsonl (live trials; docs/FORMAT.md) ------------------------------------------------
+# Kept apart from the writer above: one call in `export`, nothing else depends on it.
+
+FEEDBACK = "feedback.jsonl"
+
+
+def write_feedback(store: Store, root: Path, pids: dict[str, str]) -> None:
+    """Write each participant's ratings of companion replies as Uxx/feedback.jsonl (no file
+    without any). Rows carry no text (dayid, rating, tag, arm, gate, via, time), so there is
+    nothing to pseudonymize. A rating of a reply that is no longer in the released conversation
+    (deleted since, e.g. by a retention sweep) is left out: it would cite a dayid that does not
+    resolve."""
+    from memory import feedback
+
+    for p, pid in pids.items():
+        replies = {r.get("dayid") for _, r in _lines(root / pid / CONVERSATION) if r.get("sender") == "companion"}
+        rows = [{"dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
+                 "via": f.via, "at": f.created_at} for f in feedback.history(store, p) if f.dayid in replies]
+        if rows:
+            (root / pid / FEEDBACK).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                               encoding="utf-8")

@@ -431,3 +431,31 @@ def m009_scheduler_jobs(conn):
         )"""
     )
     conn.execute("CREATE INDEX IF NOT EXISTS scheduler_jobs_by_time ON scheduler_jobs(next_run_time)")
+
+
+@migration
+def m011_trial_feedback(conn):
+    """Explicit feedback on companion replies (thumbs up/down with an optional tag), the outcome
+    a live gate trial is measured by and the adaptive gate learns from. Append-only: a changed
+    mind is a new row (rating 0 retracts), so what was known as of any ordinal can be read back
+    (`after_ordinal`: the participant's last message when it was given). A `participant` column,
+    so erasure and "Download my data" find it like every other table."""
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS feedback (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            dayid TEXT NOT NULL,              -- the companion reply rated
+            rating INTEGER NOT NULL CHECK (rating IN (-1, 0, 1)),  -- down, retracted, up
+            tag TEXT,                         -- memory/data/feedback.json tags, or NULL
+            trace_id INTEGER,                 -- the turn's trace (NULL: no research logging)
+            arm TEXT,
+            gate TEXT,
+            after_ordinal INTEGER NOT NULL,   -- visible to turns with as_of > after_ordinal
+            via TEXT NOT NULL,                -- app | cli
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS feedback_by_reply ON feedback(participant, dayid, id);
+        """,
+    )
