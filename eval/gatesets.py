@@ -57,6 +57,7 @@ class Case:
     rows: list[tuple[str, str]]  # (sender, text) in order; ordinal = position + 1
     probes: list[Probe]
     source: str
+    window: int = WINDOW  # the release's recent window; held-out cases use the live default (6)
 
 
 def _mix_case(pid: str, name: str, facts: list[dict], mix: dict, rng: random.Random) -> Case:
@@ -128,7 +129,7 @@ def fixture_cases(split: str, seed: int = 7) -> list[Case]:
             needs = p.memory_bearing(part.index, w)
             gold = [part.index[d] for d in p.grounding_dayids if part.index[d] < at - w]
             probes.append(Probe(part.row(p.probe_dayid).text, needs, at, gold, p.tier))
-        out.append(Case(f"fx-{pid}", rows, probes, "fixture"))
+        out.append(Case(f"fx-{pid}", rows, probes, "fixture", window=w))
     return out
 
 
@@ -140,7 +141,7 @@ def heldout_cases() -> list[Case]:
         end = len(rows) + 1
         probes = [Probe(q["text"], q["needs"], end, [q["fact"] + 1] if q.get("fact") is not None else [],
                         "recall" if q["needs"] else "needs nothing") for q in p["probes"]]
-        out.append(Case(f"ho-{pid}", rows, probes, "heldout"))
+        out.append(Case(f"ho-{pid}", rows, probes, "heldout", window=6))
     return out
 
 
@@ -170,7 +171,7 @@ def contexts(store, cs: list[Case]):
     for c in cs:
         for p in c.probes:
             yield c, p, TurnContext(store=store, participant=c.pid, text=p.text, context="personal", as_of=p.as_of,
-                                    recent=messages.read(store, c.pid, p.as_of, limit=WINDOW))
+                                    recent=messages.read(store, c.pid, p.as_of, limit=c.window))
 
 
 def measure(store, cs: list[Case], gates: list[str], retrievers: list[str], k: int = 5) -> dict:
