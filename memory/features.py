@@ -220,6 +220,20 @@ def entity_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
     return float(len(novel)), novel
 
 
+def rewrite_for_lexical(text: str) -> str:
+    """The query BM25 should see: back-reference cues and small talk dropped ("do you remember",
+    "again", "i told you" match every message that says them), names and content words kept.
+    Returns `text` itself when nothing is dropped, so the turn's cached scores are reused."""
+    c = cues()
+    out = c["backref"].sub(" ", text.lower())
+    if c["smalltalk"].match(out):
+        return text
+    out = " ".join(out.split())
+    if not tokenize(out) or set(tokenize(out)) == set(tokenize(text)):
+        return text
+    return out
+
+
 def cue_features(text: str) -> dict[str, float]:
     """The message-only evidence (no store): cue counts, question shape, small talk."""
     c = cues()
