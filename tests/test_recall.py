@@ -160,7 +160,11 @@ def test_learned_gate_applies_its_weights(store, ana, convo, tmp_path):
     d = gate.decide(ctx_at(store, ana, "nice weather", as_of))
     assert d.score == pytest.approx(1 / (1 + np.exp(1.5))) and not d.retrieve
     with pytest.raises(RuntimeError, match="gates train"):
-        registry.create("gate", "learned").decide(ctx_at(store, ana, "x", as_of))
+        registry.create("gate", "learned", weights=str(tmp_path / "missing.json")).decide(ctx_at(store, ana, "x", as_of))
+    # Untrained data directory: the weights shipped in the package, named in the trace.
+    shipped = registry.create("gate", "learned")
+    d = shipped.decide(ctx_at(store, ana, "x", as_of))
+    assert shipped.params["weights_file"].endswith("gate-learned-v1.json") and set(d.features) >= {"phatic_repeat"}
 
 
 def test_oracle_gate_needs_gold_outside_the_window(store, ana, convo):
