@@ -159,6 +159,13 @@ def test_cli_writes_the_report_with_baseline_rows(tmp_path):
     for row in ("RECENCY", "BM25", "RANDOM", "ORACLE", "BROKEN_ORACLE", "distant", "macro", "Not computed"):
         assert row in md
     assert "fresh store" in md
+    # issue #15 report fixes: truncated MRR named, few participants warned, recipe in the header,
+    # control probes counted
+    assert "MRR@5" in md and "| mrr |" not in md
+    assert "resample only 3 participants (< 5)" in md
+    assert doc["retriever"]["params"]["recipe"] == "normalized" and '"fusion": "scores"' in md
+    ctl = [m for m in doc["metrics"] if m["name"] == "fired_on_controls"]
+    assert ctl and all(m["extra"]["control_probes"] > 0 and m["n"] == m["extra"]["decided"] for m in ctl)
     # a second run over the same corpus reuses the ingested store
     r = CliRunner().invoke(main, args[:2] + args[6:], catch_exceptions=False)
     assert r.exit_code == 0 and "reused store" in (out / "report.md").read_text()
