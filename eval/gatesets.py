@@ -231,6 +231,12 @@ def fit(X: np.ndarray, y: np.ndarray, names: list[str], seed: int = 0, c: float 
     def lr():
         return LogisticRegression(C=c, class_weight="balanced", max_iter=2000, random_state=seed)
 
+    folds = min(folds, int(np.bincount(y, minlength=2).min()))
+    if folds < 2:  # too few of one class to hold any back: no calibration, the plain threshold
+        model = lr().fit(Z, y)
+        return {"features": names, "coef": model.coef_[0].tolist(), "intercept": float(model.intercept_[0]),
+                "mean": mean.tolist(), "scale": scale.tolist(), "calibration": None, "threshold": 0.5,
+                "seed": seed, "C": c, "n": int(len(y)), "positives": int(y.sum()), "auroc_out_of_fold": None}
     oof = np.zeros(len(y))
     for tr, te in StratifiedKFold(folds, shuffle=True, random_state=seed).split(Z, y):
         m = lr().fit(Z[tr], y[tr])

@@ -260,7 +260,8 @@ def test_gates_train_fits_weights_the_learned_gate_then_uses(store, ana, setting
     r = CliRunner().invoke(main, ["gates", "train", "--corpus", str(corpus), "--data-dir", str(settings.data_dir)])
     assert r.exit_code == 0, r.output
     weights = json.loads((settings.data_dir / "gates" / "learned.json").read_text())
-    assert weights["features"][0] == "log_days_since_start" and len(weights["coef"]) == len(weights["features"])
+    assert "entity_novelty" in weights["features"] and len(weights["coef"]) == len(weights["features"])
+    assert weights["calibration"] and 0 < weights["threshold"] < 1
     assert weights["n"] > 50 and 0 < weights["positives"] < weights["n"]
     settings = settings.model_copy(update={"gate": "learned"})
     turn(store, ana, "my sister Ana moved to Porto", settings=settings)
