@@ -124,6 +124,20 @@ def test_normalized_fusion_ranks_the_statement_over_the_companions_paraphrase(st
     assert talk[5].ordinal in [h.ordinal for h in hits]  # the companion's paraphrase is still found, lower
 
 
+def test_normalized_fusion_score_is_computed_by_hand(store, ana, talk):
+    c = ctx(store, ana, "grey cat Miso")
+    scores, ords, ref = c.bm25("grey cat Miso")
+    sims, _ = c.dense("grey cat Miso")
+    want = {int(o): 0.2 * b / ref + max(d, 0.0) for o, b, d in zip(ords, scores, sims)}
+    for o in want:  # the companion's lines count 0.85
+        if TALK[o - 1][0] == "companion":
+            want[o] *= 0.85
+    got = registry.create("retriever", "hybrid", recipe="normalized").search(c, c.text, 3)
+    best = sorted(want, key=lambda o: -want[o])[:3]
+    assert [h.ordinal for h in got] == best
+    assert [h.score for h in got] == pytest.approx([want[o] for o in best])
+
+
 def test_query_rewrite_drops_recall_cues_and_keeps_names():
     assert features.rewrite_for_lexical("do you remember where Ines moved again?") == "do you where ines moved ?"
     assert features.rewrite_for_lexical("where did Ines move") == "where did Ines move"  # nothing to drop: same text

@@ -182,13 +182,13 @@ def test_hybrid_recipe_weights_steer_the_ranking(store, ana, convo):
     ctx = ctx_at(store, ana, q, as_of)
     bm25 = [h.dayid for h in registry.create("retriever", "bm25").search(ctx, q, 50)]
     dense = [h.dayid for h in registry.create("retriever", "dense").search(ctx, q, 5)]
-    only_bm25 = registry.create("retriever", "hybrid", weights={"bm25": 1.0, "dense": 0.0})
-    only_dense = registry.create("retriever", "hybrid", weights={"bm25": 0.0, "dense": 1.0})
+    only_bm25 = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 1.0, "dense": 0.0})
+    only_dense = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 0.0, "dense": 1.0})
     assert [h.dayid for h in only_bm25.search(ctx, q, 5)][: len(bm25[:5])] == bm25[:5]
     assert bm25[:2] != dense[:2]
     assert [h.dayid for h in only_dense.search(ctx, q, 5)] == dense
     # a hand-computed fusion: score = w_b/(k+rank_b) + w_d/(k+rank_d)
-    mixed = registry.create("retriever", "hybrid", weights={"bm25": 3.0, "dense": 1.0}, rrf_k=1)
+    mixed = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 3.0, "dense": 1.0}, rrf_k=1)
     top = mixed.search(ctx, q, 1)[0]
     rank_b = {d: i + 1 for i, d in enumerate(bm25)}
     rank_d = {h.dayid: i + 1 for i, h in enumerate(registry.create("retriever", "dense").search(ctx, q, 50))}
