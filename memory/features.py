@@ -293,6 +293,9 @@ def compute(ctx: TurnContext, names=None) -> dict[str, float]:
         sp = speaker_aware(ctx)
         out.update({k: sp[k] for k in ("bm25_outside_user", "dense_outside_user", "best_match_companion")})
         out["phatic_repeat"] = phatic_repeat(ctx, sp)
+        # For the decision's reason: the participant's own nearest message, not a companion reply
+        ctx.cache["evidence"] = {"own_best": sp["bm25_user_best"] or sp["dense_user_best"]}
     if "entity_novelty" in want:
-        out["entity_novelty"] = entity_novelty(ctx)[0]
+        out["entity_novelty"], novel = entity_novelty(ctx)
+        ctx.cache.setdefault("evidence", {})["names"] = novel
     return out

@@ -187,7 +187,13 @@ class Learned(Gate):
 
     def decide(self, ctx):
         score, f, top = self.score(ctx)
-        return self._decision(score, f"learned model (strongest push: {top})", features=f)
+        ev = ctx.cache.get("evidence", {})
+        why = f"learned model (strongest push: {top}"
+        if ev.get("own_best") is not None:
+            why += f"; nearest own message {_dayid(ctx, ev['own_best'])}"
+        if ev.get("names"):
+            why += f"; names from before the window: {', '.join(ev['names'])}"
+        return self._decision(score, why + ")", features=f)
 
 
 class Oracle(Gate):

@@ -113,6 +113,8 @@ def test_the_turn_traces_the_default_gates_evidence(store, ana, settings, talk):
     t = turn(store, ana, "what's my cat called again?", settings=settings).trace
     assert t.gate["name"] == "learned" and t.decision["retrieve"] and t.errors == []
     assert t.decision["features"]["backref_cues"] == 1 and "strongest push" in t.decision["reason"]
+    # the reason points at the participant's own message, and names the entity reached for
+    assert f"nearest own message {talk[6].dayid}" in t.decision["reason"] and "cat" in t.decision["reason"]
     assert any("Miso" in (h.get("snippet") or h.get("text") or "") for h in t.hits)
 
 
