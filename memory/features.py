@@ -178,7 +178,10 @@ def phatic_repeat(ctx: TurnContext, sp: dict) -> float:
 
 def _occurrences(ctx: TurnContext, term: str, limit: int = 4) -> list[int]:
     """The newest ordinals before as_of, outside the recent window, whose text has `term`."""
-    idx = ctx.store.bm25.synced(ctx.participant)
+    key = ("lexical index", ctx.participant)
+    if key not in ctx.cache:  # synced once a turn, not once a word
+        ctx.cache[key] = ctx.store.bm25.synced(ctx.participant)
+    idx = ctx.cache[key]
     with idx.lock:
         ords = idx.ordinals.view
         n = int(np.searchsorted(ords, ctx.as_of))
