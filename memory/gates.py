@@ -172,7 +172,7 @@ class Learned(Gate):
                 self.threshold = self.params["threshold"] = float(model["threshold"])
         return self._model
 
-    def score(self, ctx) -> tuple[float, dict[str, float], str]:
+    def evidence(self, ctx) -> tuple[float, dict[str, float], str]:
         """Calibrated probability, the feature values, and the feature that pushed it most."""
         m = self._load(ctx)
         f = features.compute(ctx, m["features"])
@@ -186,7 +186,7 @@ class Learned(Gate):
         return score, {n: round(float(f[n]), 4) for n in m["features"]}, f"{top} {parts[top]:+.2f}"
 
     def decide(self, ctx):
-        score, f, top = self.score(ctx)
+        score, f, top = self.evidence(ctx)
         ev = ctx.cache.get("evidence", {})
         why = f"learned model (strongest push: {top}"
         if ev.get("own_best") is not None:
