@@ -34,7 +34,7 @@ def test_scripted_chat_one_message_a_line(home, tmp_path):
     assert all(set(m) >= {"dayid", "sender", "text", "ts", "context"} for m in msgs)
     tr = json.loads(run("traces", "--participant", "ana", "--json", "--data-dir", str(other)).stdout)
     assert [t["dayid"] for t in tr] == ["day1-1", "day1-3"]
-    assert tr[0]["gate"]["name"] == "lexical" and tr[0]["retriever"]["name"] == "hybrid" and "latency_ms" in tr[0]
+    assert tr[0]["gate"]["name"] == "learned" and tr[0]["retriever"]["name"] == "hybrid" and "latency_ms" in tr[0]
     # --data-dir really chose the directory: the default home stayed empty
     assert not (home / "companion.db").exists()
 
