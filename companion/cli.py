@@ -224,6 +224,7 @@ def chat(participant, context, model, gate, retriever, policy, settings):
     sys.stdin.reconfigure(errors="surrogateescape")
     if interactive:
         click.echo(f"Chatting as {participant} ({context}) with {settings.model}. Ctrl-D to stop.")
+    taken = refused = 0  # a script whose every line was refused must not look like success
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -233,6 +234,7 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             if interactive:
                 continue
             click.echo("error: empty message skipped", err=True)
+            refused += 1
             continue
         streamed: list[str] = []
         if interactive:
@@ -247,7 +249,9 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             result = turn(store, participant, line, context=context, settings=settings, on_token=on_token)
         except (StoreError, ValueError) as e:
             click.echo(f"error: {e}", err=True)
+            refused += 1
             continue
+        taken += 1
         if interactive:
             said = "".join(streamed).strip()
             if not result.reply or not said:
@@ -259,6 +263,8 @@ def chat(participant, context, model, gate, retriever, policy, settings):
         else:
             click.echo(result.shown)
             sys.stdout.flush()
+    if refused and not taken:
+        fail(f"none of the {refused} message{'s' if refused != 1 else ''} was taken")
 
 
 @main.group()
