@@ -139,7 +139,9 @@ def test_downloads_are_private_fetched_once_and_erased_with_the_participant(serv
     consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))
     a = client(url)
     a.predict("ana", "ana-pass", api_name="/sign_in")
-    marker = "zebra-marker-7731 lives on my street"
+    import uuid
+
+    marker = f"marker-{uuid.uuid4().hex} lives on my street"  # made now: no file holds it beforehand
     a.predict(marker, "personal", [], api_name="/respond")
 
     link = a.predict(api_name="/my_data")
