@@ -388,3 +388,45 @@ def test_chat_exits_non_zero_when_every_message_was_refused(home):
     assert r.exit_code != 0 and "none of the 2 messages was taken" in r.output
     r = CliRunner().invoke(main, ["chat", "-p", "ana", "--model", "echo"], input=f"{too_long}\nhello there\n")
     assert r.exit_code == 0 and "You said: hello there" in r.output
+
+
+# --- issue 16 item 5: what the newcomer tripped on (app side) -----------------------------------
+
+def test_a_shut_researcher_page_says_so_once_and_logs_no_traceback(serve_app, capfd):
+    url, _ = serve_app(embedder=HashEmbedder())  # no researcher credential at all
+    c = client(url)
+    msg = c.predict("anything", api_name="/r_login")[0]
+    assert msg.startswith("the researcher page is shut")
+    capfd.readouterr()
+    # the event the page chains after the login (filling the lists) says nothing more
+    c.predict(api_name="/r_choices")
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "needs its password" not in err
+
+
+def test_researcher_tables_round_scores_and_the_turn_detail_reads_as_text(serve_app):
+    url, store = serve_app(embedder=HashEmbedder(), gate="never", researcher_password="open sesame")
+    consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"))
+    a = client(url)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    a.predict("my sister lives in Porto", "personal", [], api_name="/respond")
+    r = client(url)
+    r.predict("open sesame", api_name="/r_login")
+    (row,) = r.predict("ana", "", "", api_name="/r_rows")["data"]
+    for x in row[5:7]:  # score, threshold
+        assert x is None or round(float(x), 3) == float(x)
+    detail = r.predict(row[0], api_name="/r_one")
+    assert "abstain" in detail and "not run (the gate abstained)" in detail
+    assert "| dayid |" not in detail  # no empty table of hits
+    assert "{" not in detail and "}" not in detail  # no Python dicts
+
+
+def test_the_page_names_the_model_and_says_when_it_is_the_embedded_demo(serve_app):
+    from companion.app import model_note
+
+    url, _ = serve_app(embedder=HashEmbedder())
+    config = httpx.get(f"{url}config", timeout=30).text
+    assert "Replies come from the model" in config and "echo" in config
+    assert "small demo model" not in config
+    note = model_note("local/smollm2-135m")
+    assert "small demo model" in note and "Connecting a real model" in note
