@@ -137,24 +137,38 @@ class Store:
         self._local = threading.local()
 
 
+# What companion itself keeps in a data directory. Only these are changed: the data directory may
+# have been pointed at a folder that holds other things, and its own mode 0700 already keeps
+# other accounts away from everything inside it.
+OWN_FILES = ("companion.db", "companion.db-wal", "companion.db-shm", "researcher.scrypt",
+             "researcher.scrypt.tmp", "auth-failures.json")
+OWN_DIRS = ("downloads",)
+
+
 def secure_data_dir(data_dir: Path) -> list[str]:
-    """Make the data directory 0700 and everything in it 0600 (directories 0700), saying what was
-    changed. The database holds every participant's text; file modes are what keep another
-    account on the machine from reading it around every passphrase. Returns what was fixed."""
+    """Make the data directory 0700 and companion's files in it 0600 (its folders 0700), saying
+    what was changed. The database holds every participant's text; file modes are what keep
+    another account on the machine from reading it around every passphrase. Returns what was
+    fixed."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    entries = [(data_dir, 0o700)] + [(data_dir / f, 0o600) for f in OWN_FILES]
+    for d in OWN_DIRS:
+        if (data_dir / d).is_dir():
+            entries.append((data_dir / d, 0o700))
+            for root, dirs, files in os.walk(data_dir / d):
+                entries += [(Path(root, x), 0o700) for x in dirs] + [(Path(root, x), 0o600) for x in files]
     fixed = []
     try:
-        for root, dirs, files in os.walk(data_dir):
-            entries = [(root, 0o700)] if root == str(data_dir) else []
-            entries += [(os.path.join(root, d), 0o700) for d in dirs]
-            entries += [(os.path.join(root, f), 0o600) for f in files]
-            for path, want in entries:
+        for path, want in entries:
+            try:
                 st = os.lstat(path)
-                if stat.S_ISLNK(st.st_mode):
-                    continue
-                if stat.S_IMODE(st.st_mode) & 0o077:
-                    os.chmod(path, want)
-                    fixed.append(f"{path} {stat.S_IMODE(st.st_mode):04o} -> {want:04o}")
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(path, want)
+                fixed.append(f"{path} {stat.S_IMODE(st.st_mode):04o} -> {want:04o}")
     except PermissionError as e:
         raise StoreError(f"the data directory {data_dir} cannot be secured ({e}): it must belong to the "
                          "account that runs companion, mode 0700") from None

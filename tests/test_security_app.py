@@ -239,15 +239,18 @@ def test_a_world_readable_data_directory_is_closed_at_start_with_a_message(home,
     s.close()
     os.chmod(home, 0o755)
     os.chmod(home / "companion.db", 0o644)
-    (home / "notes.txt").write_text("x")
+    auth.set_researcher_password(home, "the-real-one")
+    os.chmod(home / "researcher.scrypt", 0o644)
+    (home / "notes.txt").write_text("not companion's")  # left alone: the 0700 directory covers it
     os.chmod(home / "notes.txt", 0o644)
     with caplog.at_level(logging.WARNING, logger="memory.store"):
         s = Store(home)
     s.close()
     assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
     for f in home.iterdir():
-        if f.is_file():
+        if f.is_file() and f.name != "notes.txt":
             assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+    assert stat.S_IMODE(os.stat(home / "notes.txt").st_mode) == 0o644
     assert "readable by other accounts" in caplog.text and "companion.db 0644 -> 0600" in caplog.text
 
 
