@@ -77,18 +77,26 @@ def test_consent_accept_refuses_a_sign_up_for_a_name_that_exists_by_now(store):
     assert store.conn.execute("SELECT count(*) FROM consent_records WHERE participant='bob'").fetchone()[0] == 1
 
 
-def test_cli_consent_accept_with_a_passphrase_does_not_join_an_existing_account(home):
+def test_cli_consent_accept_does_not_join_an_account_registered_after_its_check(home, monkeypatch):
     from click.testing import CliRunner
 
-    from companion.cli import main
+    from companion import cli
 
-    s = Store(home)
-    consent.accept(s, "bob", pass_hash=auth.hash_passphrase("bob-real-pass"), new=True)
-    s.close()
-    r = CliRunner().invoke(main, ["consent", "accept", "-p", "bob", "--passphrase", "attacker-pass"])
-    assert r.exit_code != 0 and "wrong passphrase" in r.output
+    real_check = cli.check_participant
+
+    def owner_registers_meanwhile(settings, participant, *args):
+        checked = real_check(settings, participant, *args)  # the name is free at the check
+        s = Store(home)
+        consent.accept(s, participant, pass_hash=auth.hash_passphrase("bob-real-pass"), new=True)
+        s.close()
+        return checked
+
+    monkeypatch.setattr(cli, "check_participant", owner_registers_meanwhile)
+    r = CliRunner().invoke(cli.main, ["consent", "accept", "-p", "bob", "--passphrase", "attacker-pass"])
+    assert r.exit_code != 0 and "already taken" in r.output
     s = Store(home)
     assert s.conn.execute("SELECT count(*) FROM consent_records WHERE participant='bob'").fetchone()[0] == 1
+    assert auth.verify("bob-real-pass", participants.get(s, "bob")["pass_hash"])
     s.close()
 
 
