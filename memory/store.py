@@ -60,7 +60,11 @@ class Store:
         if self.compaction_pending():
             log.warning("%s: finishing the compaction an erasure left unfinished (the process stopped "
                         "before it); erased text is removed from the database files now", self.path)
-            self.compact()
+            try:
+                self.compact()
+            except sqlite3.OperationalError as e:  # another process holds the file: the next open tries again
+                log.warning("%s: compaction postponed (%s); it stays recorded and runs at the next start",
+                            self.path, e)
 
     def compaction_pending(self) -> bool:
         return self.conn.execute("SELECT 1 FROM maintenance WHERE task='compact'").fetchone() is not None

@@ -375,15 +375,17 @@ def test_eval_on_a_corpus_with_a_huge_line_says_which_line_instead_of_a_tracebac
     from eval.fixtures import make_release
 
     rel = make_release(tmp_path / "release")
-    target = sorted(rel.rglob("*.jsonl"))[0]
-    n = len(target.read_text(encoding="utf-8").split("\n"))
-    with open(target, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"text": "a" * 2_000_000}) + "\n")
+    conv = rel / "U01" / "conversation.jsonl"
+    lines = conv.read_text(encoding="utf-8").split("\n")
+    row = json.loads(lines[2])
+    row["text"] = "a" * 2_000_000  # a well-formed row with a 2 MB message (before: StoreError traceback)
+    lines[2] = json.dumps(row)
+    conv.write_text("\n".join(lines), encoding="utf-8")
     r = CliRunner().invoke(main, ["eval", "retrieval", "--corpus", str(rel), "--out", str(tmp_path / "out"),
                                   "--no-progress"])
-    assert r.exit_code != 0 and not isinstance(r.exception, (KeyError, TypeError, MemoryError)), r.output
-    rel_name = target.relative_to(rel).as_posix()
-    assert f"{rel_name} line {n}: 2,000,012 characters, more than the 1,000,000" in r.output
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), (r.exception, r.output)
+    assert (f"U01/conversation.jsonl line 3: {len(lines[2]):,} characters, more than the 1,000,000"
+            in r.output)
 
 
 def test_chat_exits_non_zero_when_every_message_was_refused(home):
