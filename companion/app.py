@@ -9,16 +9,18 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import queue
-import tempfile
 import threading
-from pathlib import Path
 
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from companion import auth, inspector, researcher, trialpanel, trials
-from consent import access
+from companion.markup import text as as_text
+from consent import access, downloads
 from companion.settings import Settings
 from companion.turn import turn
 from consent import records as consent
@@ -32,10 +34,39 @@ ACTION_COLUMNS = ["id", "action", "what", "status", "why", "context"]
 log = logging.getLogger(__name__)
 
 
+# Gradio shows a trash icon on the chat that empties the view while every message stays
+# stored (deleting is "What I remember" and withdrawal); it has no option to hide it.
+CSS = """
+#chat button[aria-label="Clear"] { display: none !important; }
+"""
+
+
 def new_session() -> dict:
-    # participant: signed in and consented; pending: a new name waiting for consent;
+    # participant + uid: signed in and consented, as the account with that identity (a
+    # withdrawal retires the uid, so the session cannot act for a newcomer with the same name);
+    # pending: waiting for consent, either a sign-up ({"name", "pass_hash", "new"}) or an
+    # existing account whose passphrase was checked ({"name", "verified": (uid, pass_hash)});
     # researcher: the researcher password was given in this session.
-    return {"participant": None, "pending": {}, "researcher": False}
+    return {"participant": None, "uid": None, "pending": {}, "researcher": False}
+
+
+def model_note(model: str) -> str:
+    """Which model answers, and for the embedded one, what it is."""
+    line = f"Replies come from the model `{as_text(model)}`."
+    if model.startswith("local/"):
+        line += (" This is a small demo model that runs on this computer: it often loses the thread, "
+                 "repeats itself or invents things. To talk to a real model, see “Connecting a real model” "
+                 "in the README.")
+    return line
+
+
+def unpaired_surrogate(message: str) -> int | None:
+    """Where a message holds a lone UTF-16 surrogate (from a broken client; it cannot be
+    stored or sent back as UTF-8), or None."""
+    for i, ch in enumerate(message):
+        if "\ud800" <= ch <= "\udfff":
+            return i
+    return None
 
 
 def memory_line(trace: Trace | None) -> tuple[str, str]:
@@ -49,7 +80,7 @@ def memory_line(trace: Trace | None) -> tuple[str, str]:
         details = "; ".join(trace.fallbacks) or "no decision was made"
     elif not d["retrieve"]:
         title = f"Memory: abstained (score {d['score']:.2f} < threshold {d['threshold']:.2f})"
-        details = f"Gate `{gate}`: {d['reason']}"
+        details = f"Gate `{gate}`: {as_text(d['reason'])}"
     else:
         used = trace.applied.get("items", [])
         head = f"score {d['score']:.2f} ≥ threshold {d['threshold']:.2f}"
@@ -58,15 +89,15 @@ def memory_line(trace: Trace | None) -> tuple[str, str]:
         else:
             title = f"Memory: looked back, nothing applied ({head})"
         snippets = {h["dayid"]: h for h in trace.hits}
-        lines = [f"Gate `{gate}`: {d['reason']}",
+        lines = [f"Gate `{gate}`: {as_text(d['reason'])}",
                  f"Retriever `{trace.retriever.get('name')}`; placed under “{trace.applied.get('heading')}”"]
         for dayid in used:
             h = snippets.get(dayid, {})
-            lines.append(f"- **{dayid}** ({h.get('score', 0):.3f}): {h.get('text', '')}")
+            lines.append(f"- **{dayid}** ({h.get('score', 0):.3f}): {as_text(h.get('text', ''))}")
         details = "\n".join(lines)
     if trace.errors:
         title += " · error"
-        details += "\n" + "\n".join(f"- {e.step}: {e.type}: {e.message}" for e in trace.errors)
+        details += "\n" + "\n".join(f"- {e.step}: {e.type}: {as_text(e.message)}" for e in trace.errors)
     return title, details
 
 
@@ -82,9 +113,9 @@ def history(store: Store, participant: str) -> list[dict]:
     prev = None
     for m in rows:
         if m.sender == "user":
-            out.append({"role": "user", "content": m.text})
+            out.append({"role": "user", "content": as_text(m.text)})
         else:
-            out.append({"role": "assistant", "content": m.text})
+            out.append({"role": "assistant", "content": as_text(m.text)})
             trace = by_reply.get(m.dayid)
             if trace is not None or prev == "user":  # a reminder or check-in answers nothing: no memory line
                 out.append(_memory_message(trace))
@@ -110,11 +141,11 @@ def action_history(store: Store, participant: str) -> list[list]:
 
 def _resolved(a) -> str:
     if a.status == "rejected":
-        return f"Rejected #{a.id}: {a.summary}. It will not run."
+        return f"Rejected #{a.id}: {as_text(a.summary)}. It will not run."
     done = {"scheduled": "scheduled", "done": "done"}.get(a.status, a.status)
     if a.kind in ("draft_message", "send_message"):
         done = "written to your outbox, not sent"
-    return f"Approved #{a.id}: {a.summary} ({done})."
+    return f"Approved #{a.id}: {as_text(a.summary)} ({done})."
 
 
 def plan_outreach(scheduler, store: Store) -> None:
@@ -136,10 +167,13 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
     guard = auth.SignInGuard()  # sign-ins (participants' names, and "researcher"): per name and address
     text = consent.current()
     live_gates = [n for n in registry.names("gate") if not getattr(registry.get("gate", n), "eval_only", False)]
+    downloads.sweep(store.data_dir)
 
-    with gr.Blocks(title="Companion", analytics_enabled=False) as demo:
+    with App(title="Companion", analytics_enabled=False) as demo:
+        demo.companion_settings, demo.companion_store = settings, store
         session = gr.State(new_session())
         gr.Markdown("## Companion")
+        gr.Markdown(model_note(settings.model), elem_id="model-note")
         with gr.Tab("Chat", elem_id="tab-chat"):
             with gr.Column(visible=True) as signin_box:
                 name = gr.Textbox(label="Name", elem_id="signin-name")
@@ -154,8 +188,10 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             with gr.Column(visible=False) as chat_box:
                 who = gr.Markdown(elem_id="who")
                 context = gr.Radio(["personal", "work"], value="personal", label="Context", elem_id="context")
-                chatbot = gr.Chatbot(label="Conversation", height=480, elem_id="chat",
-                                     feedback_options=trialpanel.FEEDBACK_OPTIONS)
+                # The label sits above the box, not floating over its first line as the chat scrolls.
+                gr.Markdown("**Conversation**", elem_id="chat-label")
+                chatbot = gr.Chatbot(label="Conversation", show_label=False, height=480, elem_id="chat",
+                                     buttons=["copy"], feedback_options=trialpanel.FEEDBACK_OPTIONS)
                 with gr.Row():
                     box = gr.Textbox(label="Message", placeholder="Write a message…", scale=5, elem_id="msg")
                     send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
@@ -164,7 +200,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                     signout = gr.Button("Sign out", size="sm")
                     download_btn = gr.Button("Download my data", size="sm", elem_id="download")
                     withdraw_btn = gr.Button("Withdraw from the study", size="sm", variant="stop", elem_id="withdraw")
-                download_file = gr.File(label="Your data (JSON)", visible=False, interactive=False)
+                download_link = gr.Markdown(elem_id="download-link")
                 withdraw_confirm = gr.Checkbox(label="Yes, erase everything about me", value=False)
                 account_msg = gr.Markdown(elem_id="account-msg")
                 act_pending = gr.State([])  # what the approval panel lists (rows of held_rows)
@@ -179,7 +215,9 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                         for r in rows:
                             with gr.Row(key=f"held-{r['id']}", elem_classes=["held-action"]):
                                 needs = f" Still missing: {', '.join(r['missing'])}." if r["missing"] else ""
-                                gr.Markdown(f"**#{r['id']} {r['title']}**: {r['summary']}  \n_{r['reason']}._{needs}",
+                                needs = as_text(needs)
+                                gr.Markdown(f"**#{r['id']} {as_text(r['title'])}**: {as_text(r['summary'])}  \n"
+                                            f"_{as_text(r['reason'])}._{needs}",
                                             key=f"held-text-{r['id']}")
                                 yes = gr.Button("Approve", variant="primary", size="sm", scale=0,
                                                 key=f"approve-{r['id']}", elem_id=f"act-approve-{r['id']}")
@@ -246,7 +284,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                     r_show = gr.Button("Show turn")
                     r_export = gr.Button("Export JSONL")
                 r_detail = gr.Markdown(elem_id="r-detail")
-                r_file = gr.File(label="Exported traces", interactive=False)
+                r_file = gr.Markdown(elem_id="r-file")
                 gr.Markdown("#### Participants and consent")
                 r_people = gr.Dataframe(headers=access.COLUMNS, interactive=False)
                 gr.Markdown("#### Trial arms")
@@ -264,14 +302,38 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             return (gr.update(visible=stage == "signin"), gr.update(visible=stage == "consent"),
                     gr.update(visible=stage == "chat"))
 
-        def enter_chat(sess: dict, participant: str):
-            sess["participant"], sess["pending"] = participant, {}
-            return (sess, *show("chat"), f"Signed in as **{participant}**", history(store, participant), "")
+        def acting(sess: dict) -> str | None:
+            """The participant this session acts for, or None. Checked on every action: an
+            account withdrawn (and perhaps registered again by someone else) since sign-in ends
+            the session instead of handing it the new account."""
+            p = sess.get("participant")
+            if p and participants.uid(store, p) != sess.get("uid"):
+                sess.update(new_session(), researcher=sess.get("researcher", False), ended=p)
+                return None
+            return p
+
+        def require(sess: dict) -> str:
+            p = acting(sess)
+            if p:
+                return p
+            if sess.pop("ended", None):
+                raise gr.Error("Your session has ended: this account was withdrawn. Sign in again.")
+            raise gr.Error("Sign in first.")
+
+        def enter_chat(sess: dict, participant: str, uid: str):
+            sess["participant"], sess["uid"], sess["pending"] = participant, uid, {}
+            return (sess, *show("chat"), f"Signed in as **{as_text(participant)}**", history(store, participant), "")
+
+        def client_address(request: gr.Request | None) -> str:
+            # The socket's peer: uvicorn replaces it from X-Forwarded-For only for the proxies
+            # named in settings.trusted_proxies (App.launch), so a client cannot pick it.
+            return getattr(getattr(request, "client", None), "host", None) or "unknown"
 
         def sign_in(n, p, sess: dict, request: gr.Request):
             n = (n or "").strip()
-            address = getattr(getattr(request, "client", None), "host", None) or "unknown"
+            address = client_address(request)
             blank = (sess, *show("signin"), gr.update(), gr.update(), "")
+            sess["pending"] = {}
             try:
                 participants.check_name(n)
             except StoreError as e:
@@ -282,7 +344,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             record = participants.get(store, n)
             if record is None:  # a new participant: nothing is stored until consent
                 try:
-                    sess["pending"] = {"name": n, "pass_hash": auth.hash_passphrase(p or "")}
+                    sess["pending"] = {"name": n, "pass_hash": auth.hash_passphrase(p or ""), "new": True}
                 except ValueError as e:
                     return (*blank[:-1], str(e))
                 return (sess, *show("consent"), gr.update(), gr.update(), "")
@@ -291,15 +353,24 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                 return (*blank[:-1], "Name or passphrase is wrong.")
             guard.succeeded(n, address)
             if not consent.status(store, n).accepted:
-                sess["pending"] = {"name": n, "pass_hash": None}
+                sess["pending"] = {"name": n, "verified": (record["uid"], record["pass_hash"])}
                 return (sess, *show("consent"), gr.update(), gr.update(), "")
-            return enter_chat(sess, n)
+            return enter_chat(sess, n, record["uid"])
 
         def accept(sess: dict):
-            if not sess["pending"]:
+            pend = sess["pending"]
+            if not pend:
                 return (sess, *show("signin"), gr.update(), gr.update(), "Sign in first.")
-            consent.accept(store, sess["pending"]["name"], pass_hash=sess["pending"].get("pass_hash"))
-            return enter_chat(sess, sess["pending"]["name"])
+            sess["pending"] = {}
+            name = pend["name"]
+            try:
+                if pend.get("new"):
+                    consent.accept(store, name, pass_hash=pend["pass_hash"], new=True)
+                else:
+                    consent.accept(store, name, verified=tuple(pend["verified"]))
+            except StoreError as e:  # the name was taken, or the account changed, since sign-in
+                return (sess, *show("signin"), gr.update(), gr.update(), str(e))
+            return enter_chat(sess, name, participants.uid(store, name))
 
         def decline(sess: dict):
             sess["pending"] = {}
@@ -314,13 +385,19 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
         decline_btn.click(decline, [session], outs)
 
         def respond(message, ctx_name, chat, sess: dict):
-            if not sess["participant"]:
-                raise gr.Error("Sign in first.")
+            participant = require(sess)
             message = message or ""
             if not message.strip():
                 yield chat, ""
                 return
-            chat = list(chat or []) + [{"role": "user", "content": message},
+            bad = unpaired_surrogate(message)
+            if bad is not None:
+                chat = list(chat or []) + [{"role": "assistant", "content": (
+                    f"Your message could not be taken: character {bad + 1} is a broken character (an unpaired "
+                    "UTF-16 surrogate) that cannot be stored. Nothing was stored; please send it again.")}]
+                yield chat, message.encode("utf-8", "replace").decode("utf-8")
+                return
+            chat = list(chat or []) + [{"role": "user", "content": as_text(message)},
                                        {"role": "assistant", "content": ""}]
             yield chat, ""
             pieces: queue.Queue = queue.Queue()
@@ -328,7 +405,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
 
             def work():
                 try:
-                    result["r"] = turn(store, sess["participant"], message, context=ctx_name,
+                    result["r"] = turn(store, participant, message, context=ctx_name,
                                        settings=settings, on_token=pieces.put)
                 except Exception as e:  # shown to the participant, never a crash of the app
                     result["e"] = e
@@ -339,32 +416,31 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             streamed = ""
             while (piece := pieces.get()) is not None:
                 streamed += piece
-                chat[-1] = {"role": "assistant", "content": streamed}
+                chat[-1] = {"role": "assistant", "content": as_text(streamed)}
                 yield chat, ""
             if "e" in result:
-                chat[-1] = {"role": "assistant", "content": f"Your message could not be taken: {result['e']}"}
+                chat[-1] = {"role": "assistant", "content": f"Your message could not be taken: {as_text(result['e'])}"}
                 yield chat, ""
                 return
             r = result["r"]
             plan_outreach(scheduler, store)  # a reminder the reply scheduled gets its delivery job
-            chat[-1] = {"role": "assistant", "content": r.shown}
+            chat[-1] = {"role": "assistant", "content": as_text(r.shown)}
             if r.trace is not None:
                 chat.append(_memory_message(r.trace))
             yield chat, ""
 
         def act_view(sess: dict):
-            p = sess.get("participant")
+            p = acting(sess)
             if not p:
                 return [], []
             return held_rows(store, p), action_history(store, p)
 
         def act_resolve(action_id, approve: bool, sess: dict):
-            if not sess.get("participant"):
-                raise gr.Error("Sign in first.")
+            participant = require(sess)
             if action_id in (None, ""):
                 raise gr.Error("Choose an action.")
             try:
-                a = (actions.approve if approve else actions.reject)(store, sess["participant"], int(action_id),
+                a = (actions.approve if approve else actions.reject)(store, participant, int(action_id),
                                                                     via="ui")
             except (actions.ActionError, ValueError) as e:
                 raise gr.Error(str(e)) from None
@@ -387,41 +463,39 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             ev.then(act_view, [session], [act_pending, act_hist], api_visibility="private")
 
         def sign_out(sess: dict):
-            sess["participant"], sess["pending"] = None, {}
-            return (sess, *show("signin"), "", [], "Signed out.")
+            sess.update(new_session(), researcher=sess.get("researcher", False))
+            return (sess, *show("signin"), "", [], "Signed out.", "", "")
 
-        switched.append(signout.click(sign_out, [session], outs))
+        # signing out or withdrawing also empties the sign-in form (name and passphrase)
+        switched.append(signout.click(sign_out, [session], outs + [name, passphrase]))
 
         def my_data(sess: dict):
-            if not sess["participant"]:
-                raise gr.Error("Sign in first.")
-            path = Path(tempfile.mkdtemp(prefix="my-data-")) / f"{sess['participant']}.json"
-            path.write_text(json.dumps(access.download(store, sess["participant"]), ensure_ascii=False, indent=1),
-                            encoding="utf-8")
-            return gr.update(value=str(path), visible=True)
+            participant = require(sess)
+            token = downloads.stage(store.data_dir, participant, f"{participant}.json",
+                                    json.dumps(access.download(store, participant), ensure_ascii=False, indent=1))
+            return (f"[Download your data (JSON)](download/{token}): the link works once, for "
+                    f"{downloads.TTL_SECONDS / 60:.0f} minutes, and only until you withdraw.")
 
         def withdraw(confirmed: bool, sess: dict):
-            if not sess["participant"]:
-                raise gr.Error("Sign in first.")
+            participant = require(sess)
             if not confirmed:
                 return (sess, *show("chat"), gr.update(), gr.update(), "",
-                        "Tick “Yes, erase everything about me” first.")
-            erased = consent.withdraw(store, sess["participant"])
-            sess["participant"], sess["pending"] = None, {}
-            return (sess, *show("signin"), "", [], erased.message(), "")
+                        "Tick “Yes, erase everything about me” first.", gr.update(), gr.update())
+            erased = consent.withdraw(store, participant)
+            sess.update(new_session(), researcher=sess.get("researcher", False))
+            return (sess, *show("signin"), "", [], erased.message(), "", "", "")
 
-        download_btn.click(my_data, [session], [download_file])
-        switched.append(withdraw_btn.click(withdraw, [withdraw_confirm, session], outs + [account_msg]))
+        download_btn.click(my_data, [session], [download_link])
+        switched.append(withdraw_btn.click(withdraw, [withdraw_confirm, session],
+                                           outs + [account_msg, name, passphrase]))
 
         # "What I remember": every handler reads the participant from the server-side session;
         # item keys from the browser are looked up within that participant's rows only.
         def mem_guard(sess: dict) -> str:
-            if not sess.get("participant"):
-                raise gr.Error("Sign in first.")
-            return sess["participant"]
+            return require(sess)
 
         def mem_view(sess: dict):
-            p = sess.get("participant")
+            p = acting(sess)
             if not p:  # signed out: nothing of the last participant stays on the page
                 return ([], gr.update(choices=[], value=None), "", "", gr.update(choices=[], value=None), "", "")
             table = inspector.rows(store, p)
@@ -446,10 +520,10 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             return row[0] if row else gr.update()
 
         def mem_edit(key, new, sess: dict):
-            return mem_do(inspector.edit, store, mem_guard(sess), key, new)
+            return as_text(mem_do(inspector.edit, store, mem_guard(sess), key, new))
 
         def mem_delete(key, sess: dict):
-            return mem_do(inspector.delete, store, mem_guard(sess), key)
+            return as_text(mem_do(inspector.delete, store, mem_guard(sess), key))
 
         def mem_version_of(version, sess: dict):
             if version in (None, ""):
@@ -457,7 +531,7 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             return mem_do(inspector.version_markdown, store, mem_guard(sess), version)
 
         def mem_restore(version, sess: dict):
-            return mem_do(inspector.restore, store, mem_guard(sess), version)
+            return as_text(mem_do(inspector.restore, store, mem_guard(sess), version))
 
         mem_outs = [mem_table, mem_item, mem_persona, mem_file, mem_version, mem_sources, mem_version_text]
         mem_refresh.click(mem_view, [session], mem_outs, api_name="mem_view")
@@ -486,22 +560,25 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                 raise gr.Error("The researcher page needs its password.")
 
         def r_login(pw, sess: dict, request: gr.Request):
-            address = getattr(getattr(request, "client", None), "host", None) or "unknown"
+            address = client_address(request)
             wait = guard.blocked_for("researcher", address)
             if wait > 0:
                 return sess, gr.update(visible=False), f"Too many failed attempts; try again in {wait:.0f} s.", ""
             try:
                 researcher.check_password(pw, settings.researcher_password, auth.researcher_hash(settings.data_dir))
+            except researcher.Shut as e:  # no credential exists: nothing to guess
+                return sess, gr.update(visible=False), str(e), ""
             except researcher.Refused as e:
-                if settings.researcher_password:
-                    guard.failed("researcher", address)
+                # whichever credential was checked (the app's, or the stored hash), one guard
+                guard.failed("researcher", address)
                 return sess, gr.update(visible=False), str(e), ""
             guard.succeeded("researcher", address)
             sess["researcher"] = True
             return sess, gr.update(visible=True), "Researcher page open.", ""
 
         def r_choices(sess: dict):
-            r_guard(sess)
+            if not sess.get("researcher"):  # r_login already said why: no second error, no traceback
+                return gr.update(), gr.update(), gr.update(), gr.update()
             names = [""] + participants.names(store)
             return (gr.update(choices=names), gr.update(choices=[""] + researcher.arms(store)),
                     gr.update(choices=names), access.participants_rows(store))
@@ -517,22 +594,23 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
 
         def r_dump(part, arm, dec, sess: dict):
             r_guard(sess)
-            path = Path(tempfile.mkdtemp(prefix="traces-")) / "traces.jsonl"
-            path.write_text(researcher.export_jsonl(store, participant=part, arm=arm, decision=dec), encoding="utf-8")
-            return str(path)
+            token = downloads.stage(store.data_dir, downloads.RESEARCHER, "traces.jsonl",
+                                    researcher.export_jsonl(store, participant=part, arm=arm, decision=dec))
+            return (f"[Download the traces (JSONL)](download/{token}): the link works once, for "
+                    f"{downloads.TTL_SECONDS / 60:.0f} minutes.")
 
         def t_set(part, gates, seed, randomized: bool, sess: dict):
             r_guard(sess)
             try:
                 if randomized:
                     trials.randomize(store, part, list(gates or []), int(seed or 0), settings.retriever, settings.policy)
-                    return f"{part}: each turn draws one of {', '.join(gates)} (seed {int(seed or 0)})"
+                    return f"{as_text(part)}: each turn draws one of {', '.join(gates)} (seed {int(seed or 0)})"
                 if not gates:
                     return "Choose a gate."
                 trials.set_arm(store, part, gates[0], settings.retriever, settings.policy)
-                return f"{part}: every turn runs gate {gates[0]}"
+                return f"{as_text(part)}: every turn runs gate {gates[0]}"
             except (StoreError, LookupError) as e:
-                return f"Refused: {e}"
+                return f"Refused: {as_text(e)}"
 
         r_open.click(r_login, [r_pass, session], [session, r_box, r_msg, r_pass]).then(
             r_choices, [session], [f_part, f_arm, t_part, r_people])
@@ -542,6 +620,47 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
         t_fix.click(lambda p, g, sd, ss: t_set(p, g, sd, False, ss), [t_part, t_gates, t_seed, session], [t_msg])
         t_rand.click(lambda p, g, sd, ss: t_set(p, g, sd, True, ss), [t_part, t_gates, t_seed, session], [t_msg])
     return demo
+
+
+class App(gr.Blocks):
+    """The app's Blocks, launched with its security settings (by `serve` and by tests alike):
+    - uploads refused (max_file_size 0): no component takes a file, and anonymous uploads to
+      /gradio_api/upload would otherwise fill the disk;
+    - nothing on disk served by path: no allowed paths, the data directory blocked; downloads go
+      through /download/<token> (consent.downloads), once, then deleted;
+    - X-Forwarded-For believed only from the proxies in settings.trusted_proxies (uvicorn trusts
+      127.0.0.1 by default, which let any local client pick its address for the sign-in guard);
+    - the CSS that hides the chat's trash icon.
+    """
+
+    companion_settings: Settings
+    companion_store: Store
+
+    def launch(self, *args, **kwargs):
+        data_dir = str(self.companion_store.data_dir.resolve())
+        kwargs["max_file_size"] = 0
+        if os.environ.pop("GRADIO_ALLOWED_PATHS", None):
+            log.warning("GRADIO_ALLOWED_PATHS is ignored: the app serves no files by path")
+        kwargs["allowed_paths"] = []
+        kwargs["blocked_paths"] = list(kwargs.get("blocked_paths") or []) + [data_dir]
+        # uvicorn reads this when the server is configured, inside Blocks.launch
+        os.environ["FORWARDED_ALLOW_IPS"] = self.companion_settings.trusted_proxies or "-"
+        app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
+        app_kwargs["routes"] = list(app_kwargs.get("routes") or []) + [
+            Route("/download/{token}", self._download, methods=["GET"])]
+        kwargs["app_kwargs"] = app_kwargs
+        kwargs["css"] = (kwargs.get("css") or "") + CSS
+        return super().launch(*args, **kwargs)
+
+    def _download(self, request) -> Response:
+        got = downloads.take(self.companion_store.data_dir, request.path_params.get("token", ""))
+        if got is None:
+            return PlainTextResponse("This download link was already used, has expired, or its owner withdrew. "
+                                     "Ask for the download again in the app.", status_code=404)
+        name, data = got
+        kind = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
+        return Response(data, media_type=kind, headers={
+            "Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
 
 
 def schedule_jobs(settings: Settings, store: Store):

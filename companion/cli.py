@@ -97,21 +97,22 @@ def _check_researcher(settings, password: str) -> None:
     limiter.succeeded("researcher")
 
 
-def check_participant(settings, participant, passphrase=None, researcher_password=None) -> None:
-    """Let the command go on, or fail: see the comment above."""
+def check_participant(settings, participant, passphrase=None, researcher_password=None) -> dict | None:
+    """Let the command go on, or fail: see the comment above. Returns the participant's row as
+    it was when checked (None: no such participant), for a caller that must act on exactly it."""
     from companion import auth
     from memory import participants
 
-    if researcher_password:
-        _check_researcher(settings, researcher_password)
-        return
     store = open_store(settings)
     try:
         record = participants.get(store, participant)
     finally:
         store.close()
+    if researcher_password:
+        _check_researcher(settings, researcher_password)
+        return record
     if record is None or not record["pass_hash"]:
-        return  # unknown: the command says so; no passphrase: open (see above)
+        return record  # unknown: the command says so; no passphrase: open (see above)
     if not passphrase:
         fail(f"{participant!r} has a passphrase: give it with --passphrase or COMPANION_PASSPHRASE "
              "(or use --researcher-password)")
@@ -123,6 +124,7 @@ def check_participant(settings, participant, passphrase=None, researcher_passwor
         limiter.failed(participant)
         fail(f"wrong passphrase for {participant!r}")
     limiter.succeeded(participant)
+    return record
 
 
 def check_researcher(settings, researcher_password=None) -> None:
@@ -222,6 +224,7 @@ def chat(participant, context, model, gate, retriever, policy, settings):
     sys.stdin.reconfigure(errors="surrogateescape")
     if interactive:
         click.echo(f"Chatting as {participant} ({context}) with {settings.model}. Ctrl-D to stop.")
+    taken = refused = 0  # a script whose every line was refused must not look like success
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -231,6 +234,7 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             if interactive:
                 continue
             click.echo("error: empty message skipped", err=True)
+            refused += 1
             continue
         streamed: list[str] = []
         if interactive:
@@ -245,7 +249,9 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             result = turn(store, participant, line, context=context, settings=settings, on_token=on_token)
         except (StoreError, ValueError) as e:
             click.echo(f"error: {e}", err=True)
+            refused += 1
             continue
+        taken += 1
         if interactive:
             said = "".join(streamed).strip()
             if not result.reply or not said:
@@ -257,6 +263,8 @@ def chat(participant, context, model, gate, retriever, policy, settings):
         else:
             click.echo(result.shown)
             sys.stdout.flush()
+    if refused and not taken:
+        fail(f"none of the {refused} message{'s' if refused != 1 else ''} was taken")
 
 
 @main.group()
@@ -293,13 +301,16 @@ def consent_accept(participant, scopes, tz, passphrase, researcher_password, set
     from companion import auth
     from consent import records
 
-    check_participant(settings, participant, passphrase, researcher_password)
+    # Consent goes to exactly the account that was checked: a name created by someone else
+    # after the check (a sign-up in the app) is refused, not joined.
+    checked = check_participant(settings, participant, passphrase, researcher_password)
     store = open_store(settings)
     try:
         pass_hash = auth.hash_passphrase(passphrase) if passphrase else None
         st = records.accept(store, participant,
                             scopes=tuple(s.strip() for s in scopes.split(",")) if scopes else None,
-                            pass_hash=pass_hash, tz=tz)
+                            pass_hash=pass_hash, tz=tz, new=checked is None,
+                            verified=None if checked is None else (checked["uid"], checked["pass_hash"]))
     except (StoreError, ValueError) as e:
         fail(str(e))
     click.echo(f"{participant}: consent version {st.version} accepted (scopes: {', '.join(st.scopes)})")

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
     retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")
+    trusted_proxies: str = Field(default="", description="reverse proxies whose X-Forwarded-For is believed "
+                                 "(comma-separated addresses or networks); empty: none, the socket's peer counts")
     host: str = "127.0.0.1"
     port: int = 7860
 

@@ -459,3 +459,23 @@ def m011_trial_feedback(conn):
         CREATE INDEX IF NOT EXISTS feedback_by_reply ON feedback(participant, dayid, id);
         """,
     )
+
+
+@migration
+def m012_participant_uid_and_pending_compaction(conn):
+    """Two security fixes (issue 13).
+    `participants.uid`: a random identity minted when the row is created. An app session binds
+    to it, not to the name, so a session opened before a withdrawal cannot act as (or download)
+    a newcomer who later registers the same name.
+    `maintenance`: work that must finish even if the process dies half way. Erasure records
+    'compact' in its own transaction; the VACUUM and WAL truncation that follow remove the
+    row, and a Store opened while the row is still there finishes the job first. No
+    `participant` column: it names no one."""
+    conn.execute("ALTER TABLE participants ADD COLUMN uid TEXT")
+    conn.execute("UPDATE participants SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL")
+    conn.execute(
+        """CREATE TABLE maintenance (
+            task TEXT PRIMARY KEY,       -- compact: VACUUM + wal_checkpoint(TRUNCATE) still owed
+            requested_at TEXT NOT NULL
+        )"""
+    )

@@ -42,12 +42,14 @@ def test_participant_downloads_their_data_and_withdraws(served):
     p = Client(url, verbose=False)
     p.predict("ana", "ana-pass", api_name="/sign_in")
     p.predict("my sister lives in Porto", "personal", [], api_name="/respond")
-    got = p.predict(api_name="/my_data")
-    path = got["value"] if isinstance(got, dict) else got  # a visibility update carries the file as value
-    data = json.loads(open(path, encoding="utf-8").read())
+    link = p.predict(api_name="/my_data")
+    got = fetch_download(url, link)
+    assert got.status_code == 200 and "attachment" in got.headers["content-disposition"]
+    data = json.loads(got.text)
     assert "my sister lives in Porto" in json.dumps(data)
+    assert fetch_download(url, link).status_code == 404  # delivered once, then gone
     out = p.predict(False, api_name="/withdraw")
-    assert "erase everything" in out[-1]
+    assert "erase everything" in out[-3]
     assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 2
     out = p.predict(True, api_name="/withdraw")
     told = [x for x in out if isinstance(x, str) and "erased" in x.lower()]
@@ -55,6 +57,16 @@ def test_participant_downloads_their_data_and_withdraws(served):
     assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     with pytest.raises(Exception, match="Sign in first"):
         p.predict(api_name="/my_data")
+
+
+def fetch_download(url: str, link_markdown: str):
+    """Follow the one-time link the app shows for a download."""
+    import re
+
+    import httpx
+
+    (path,) = re.findall(r"\((download/[0-9a-f]+)\)", link_markdown)
+    return httpx.get(url + path, timeout=30)
 
 
 def _table(out) -> list[list]:

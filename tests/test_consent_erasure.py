@@ -65,7 +65,8 @@ def test_withdrawal_erases_every_byte_and_keeps_others(store, home, settings):
     assert report.counts["day_counters"] == 1
     assert report.counts["feedback"] == 2
     assert report.vacuumed and report.wal_truncated
-    assert "4 messages" in report.message() and "3 traces" in report.message()
+    assert report.counts["traces"] == 3  # in the report; the participant is told in plain words:
+    assert "your 4 messages" in report.message() and "traces" not in report.message()
     assert _scan(home) == {}
     # no table still holds the name; the caches forgot the participant
     for t in erasure.participant_tables(store.conn):

@@ -20,7 +20,7 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from companion import app, auth
+from companion import app, auth, markup
 from companion.settings import Settings
 from companion.turn import turn
 from consent import records as consent
@@ -162,8 +162,9 @@ def test_app_refuses_bad_input_and_keeps_serving(served):
     # the app keeps serving: the same session, and a fresh one, chat on normally
     for text in (JAPANESE, CONTROL, "where does my sister live"):
         chat = c.predict(text, "personal", [], api_name="/respond")[0]
-        # the chat display expands tabs; what is stored is checked verbatim below
-        want = f"You said: {text}".replace("\t", "    ")
+        # the chat display expands tabs, and Markdown punctuation comes escaped (it is shown as
+        # typed, companion.markup); what is stored is checked verbatim below
+        want = markup.text(f"You said: {text}").replace("\t", "    ")
         assert any(t.startswith(want) for t in _texts(chat))
     assert "I recalled day1-1" in _said(chat)
     d = Client(url, verbose=False)
