@@ -60,6 +60,7 @@ _PLAN_TIME = re.compile(r"\b(tomorrow|tonight|next|soon|this (?:week|weekend|mon
                         r"november|december|the spring|the summer|the autumn|the fall|the winter|the new year)|"
                         r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
                         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|till|until|later)\b", re.I)
+_RELATIVE = re.compile(r"\b(yesterday|today|tomorrow|tonight|next|last|this|ago|weekend)\b", re.I)
 _FUTURE_AUX = {"will", "'ll", "shall", "wo", "gon", "going"}
 _DROP_DEPS = {"intj", "discourse", "cc", "mark", "advcl", "parataxis", "ccomp", "punct", "dep", "meta"}
 _DISCOURSE = {"so", "anyway", "honestly", "btw", "lol", "haha", "tbh", "also", "well", "oh", "ok", "okay", "um",
@@ -89,7 +90,7 @@ class Mention:
     def who(self) -> str:
         if self.rel and self.name:
             return f"{self.rel.capitalize()} {self.name}"
-        return f"Their {self.rel}" if self.rel else self.name
+        return self.rel.capitalize()
 
     def key(self) -> str:
         return f"{self.rel}:{self.name.lower()}" if self.name else self.rel
@@ -586,6 +587,8 @@ def _facts_of(pred, who: _Who, subj, ms, doc) -> list[Fact]:
     if who.self_ and hobby and lemma not in ("have", "get"):
         generic("hobbies")
         return out
+    if not who.self_ and lemma in lex["work_verbs"] and pred.tag_ == "VBD":
+        return out  # "my mum worked as a nurse for years": a past job, not what they do now
     if not who.self_ and lemma not in lex["other_verbs_never"] and pred.pos_ == "VERB":
         slot = f"{key}:work" if lemma == "work" else None
         generic(cat_of_m if not _plan(pred) else "plans", slot)
@@ -605,13 +608,16 @@ def _dates(doc, ms) -> list[Fact]:
         if owner.lower_ not in ("my", "our") and m is None:
             continue
         sent = tok.sent
-        dates = [e for e in doc.ents if e.label_ == "DATE" and e.start >= sent.start and e.end <= sent.end
-                 and tok.i not in range(e.start, e.end)]
-        if not dates:
-            continue
         pred = tok.head if tok.dep_ in ("nsubj", "attr", "appos") else tok
         while pred.dep_ == "appos" or (pred.pos_ not in ("AUX", "VERB") and pred.head.i != pred.i):
             pred = pred.head
+        within = {t.i for t in pred.subtree}
+        # a date relative to a day we do not resolve ("tomorrow", "last week") is not stored
+        dates = [e for e in doc.ents if e.label_ == "DATE" and e.start >= sent.start and e.end <= sent.end
+                 and e.start in within and tok.i not in range(e.start, e.end) and not e.text.isdigit()
+                 and not _RELATIVE.search(e.text)]
+        if not dates:
+            continue
         if not_stated(pred):
             continue
         d = dates[0]
