@@ -202,6 +202,26 @@ class ModelExtractor:
         return out
 
 
+class Combined:
+    """The rule extractor and a capable model together: the model adds what the rules miss.
+    A model claim for a slot the rules already read from the same message is dropped, so two
+    wordings of one statement do not supersede each other."""
+
+    name = "rule+model"
+
+    def __init__(self, *extractors):
+        self.extractors = extractors
+        self.version = "+".join(f"{e.name}:{e.version}" for e in extractors)
+
+    def propose(self, msgs: list[Message]) -> list[Proposal]:
+        out: list[Proposal] = []
+        for e in self.extractors:
+            taken = {(d, p.slot) for p in out if p.kind == "claim" and p.slot for d in p.source_dayids}
+            out += [p for p in e.propose(msgs)
+                    if not (p.kind == "claim" and p.slot and any((d, p.slot) in taken for d in p.source_dayids))]
+        return out
+
+
 def _model_persona(d: dict, src: list[str], extractor: str) -> Proposal:
     """A model's persona line as a Proposal; an unknown trait, value or facet raises StoreError."""
     clause = str(d["text"]).strip()

@@ -165,6 +165,9 @@ def mentions(doc) -> list[Mention]:
             if c.dep_ == "acl" and c.lemma_ in ("name", "call"):
                 names = names or [o for x in c.children if x.dep_ in ("oprd", "attr", "dobj") and _is_name(x)
                                   for o in _with_conj(x)]
+                # the parser sometimes hangs the name on the main verb: take the word after "called"
+                if not names and c.i + 1 < len(doc) and _is_name(doc[c.i + 1]):
+                    names = [doc[c.i + 1]]
         # "my best friend is called Yusuf", "our rabbit is called Clover"
         if not names and tok.dep_ in ("nsubjpass", "nsubj") and head.lemma_ in ("call", "name"):
             names = [o for x in head.children if x.dep_ in ("oprd", "attr") and _is_name(x) for o in _with_conj(x)]
