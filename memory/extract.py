@@ -69,10 +69,14 @@ class RuleExtractor:
     name = "rule"
     version = "3"  # 2: persona statements; 3: facts from the parse (memory.facts)
 
+    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona")):
+        self.kinds = kinds  # the reply path asks for preferences only: it does not pay for the parse
+
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []
         users = [m for m in msgs if m.sender == "user"]  # never from companion messages: they may quote memory
-        for m, found in zip(users, facts.extract_many([m.text for m in users])):
+        parsed = facts.extract_many([m.text for m in users]) if "claim" in self.kinds else [[] for _ in users]
+        for m, found in zip(users, parsed):
             out += [Proposal("claim", f.text, [m.dayid], f.evidence, category=f.category, slot=f.slot,
                              confidence=0.9, extractor=self.name) for f in found]
         for m in users:
@@ -81,8 +85,10 @@ class RuleExtractor:
                 sentence = s.group(0).strip()
                 if not sentence or sentence.endswith("?"):
                     continue
-                out += self._preferences(m, sentence)
-                out += self._persona(m, sentence)
+                if "preference" in self.kinds:
+                    out += self._preferences(m, sentence)
+                if "persona" in self.kinds:
+                    out += self._persona(m, sentence)
         return out
 
     def _persona(self, m: Message, sentence: str) -> list[Proposal]:

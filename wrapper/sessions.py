@@ -84,7 +84,8 @@ def save(conn, participant: str, sess: Session, selected: dict, rendered, msg: M
 
 def learn(store: Store, participant: str, msg: Message) -> list[dict]:
     """A stated preference in this message updates the cell now (verified against the message)."""
-    proposals = [p for p in extract.RuleExtractor().propose([msg]) if p.kind == "preference"]
+    proposals = [p for p in extract.RuleExtractor(kinds=("preference",)).propose([msg])
+                 if p.kind == "preference"]
     out = []
     for p in proposals:
         v = extract.verify(store, participant, p)
