@@ -122,3 +122,12 @@ def test_persona_items_reach_the_reply_and_the_trace(store, ana, settings):
     r = turn(store, ana, "and next weekend", settings=s, at=T0 + timedelta(hours=2))
     assert "day1-1" not in r.shown
     assert not any(k.startswith("persona:") for k in traces.list_(store, participant=ana)[-1].applied["memory_items"])
+
+
+def test_held_out_set_meets_the_goals():
+    """The held-out set (tests/data/facts/test.jsonl, written before the extractor and never
+    tuned on): claims recall >= 0.70 at precision >= 0.80, and nothing negated, supposed, asked
+    or quoted stored as said. Measured when committed: recall 0.785, precision 0.929, 0."""
+    rows = facts_eval.load("tests/data/facts/test.jsonl")
+    r = facts_eval.score(rows, facts_eval.rule_claims([row["text"] for row in rows]))
+    assert r["recall"] >= 0.70 and r["precision"] >= 0.80 and r["opposite"] == 0
