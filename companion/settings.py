@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     consolidate_minutes: float = Field(default=1.0, gt=0, description="how often the app checks who is due for extraction")
     consolidate_idle_minutes: float = Field(default=5.0, ge=0, description="silence after which new messages are extracted")
     consolidate_every: int = Field(default=20, ge=1, description="new messages that trigger extraction without waiting")
+    # A capable model (one that follows the extraction prompt) also proposes facts, preferences
+    # and persona items in background consolidation, checked like the rules' proposals. Never the
+    # embedded demo model (local/...), whatever this says.
+    model_capable: bool = Field(default=False, description="the configured model also extracts memory")
     max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")

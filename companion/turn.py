@@ -211,6 +211,8 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
         applied.file_memory, applied.file_lines = filememory.prompt_block(ctx.store, ctx.participant,
                                                                           ctx.context, ctx.as_of)
     trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
+                     "memory_items": filememory.prompt_items(ctx.store, ctx.participant, ctx.context, ctx.as_of)
+                     if memory_allowed and settings.file_memory else [],
                      "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
     clock.lap("apply")
     return decision, hits, applied
