@@ -209,6 +209,10 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         if len(p) >= 3:
             deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
     ps = Pseudonymizer(deny, seed=seed)
+    if reissue is not None:
+        ps.preload(dict(r) for r in store.conn.execute(
+            "SELECT kind, original, surrogate FROM export_surrogates WHERE release=? AND participant IN "
+            f"({','.join('?' * len(chosen))}) ORDER BY rowid", (reissue, *chosen)))
 
     release_id = secrets.token_hex(8)
     files: dict[str, dict] = {}

@@ -184,6 +184,19 @@ class Pseudonymizer:
                 taken.append(s)
         return sorted(taken, key=lambda s: s.start)
 
+    def preload(self, rows) -> None:
+        """Keep the surrogates of an earlier release (kind, original, surrogate rows): a re-issue
+        then reads the same as the release it replaces, and pools do not hand them out again."""
+        for r in rows:
+            key = (r["kind"], _norm(r["kind"], r["original"]))
+            if key not in self.map:
+                self.map[key] = r["surrogate"]
+                self.originals[key] = r["original"]
+                self.counts[r["kind"]] = self.counts.get(r["kind"], 0) + 1
+        taken = set(self.map.values())
+        for kind, pool in self.pools.items():
+            pool[:] = [c for c in pool if c not in taken]
+
     def surrogate(self, kind: str, original: str) -> str:
         key = (kind, _norm(kind, original))
         self.used.add(key)
@@ -198,12 +211,14 @@ class Pseudonymizer:
             if _norm("X", cand) not in banned and not any(w in banned for w in _norm("X", cand).split()):
                 s = cand
                 break
-        if s is None:
+        taken = set(self.map.values())  # a preloaded release may hold "[SSN 2]" already
+        while s is None or s in taken:
             s = {"PERSON": f"Person{n}", "PLACE": f"Place{n}", "ORG": f"Organisation{n}",
                  "EMAIL": f"person{n}@example.org", "PHONE": f"+1 555 01{n:02d}",
                  "URL": f"https://example.org/link{n}", "IP": f"192.0.2.{n % 255}"}.get(kind)
             if s is None:
                 s = f"[{PLACEHOLDER.get(kind, kind.lower())} {n}]"
+            n = self.counts[kind] = n + 1 if s in taken else n
         self.map[key] = s
         self.originals[key] = original
         return s

@@ -261,8 +261,8 @@ def ner_hits(doc) -> list[Hit]:
             continue
         if s.islower() and all(w in english_words() for w in words):
             continue  # "grandma", "the gym": a lowercase common noun, not a name
-        if kind == "ORG" and s.isupper() and len(s) <= 4:
-            continue  # HR, NHS, CEO: acronyms of roles and institutions, not of the person
+        if s.isupper() and len(s) <= (4 if kind == "ORG" else 3):
+            continue  # HR, NHS, NI, UK: acronyms of roles, institutions and countries, not of the person
         out.append(Hit(kind, a, b, s, "ner"))
     return out
 
@@ -294,8 +294,8 @@ def name_hits(doc) -> list[Hit]:
 
 
 def _merge(hits: list[Hit]) -> list[Hit]:
-    """Non-overlapping: longest first, then leftmost; patterns and NER beat the name rule on ties."""
-    rank = {"pattern": 0, "presidio": 0, "ner": 1, "script": 2, "name": 3}
+    """Non-overlapping: longest first; on a tie our patterns, presidio, NER, then the name rules."""
+    rank = {"pattern": 0, "presidio": 1, "ner": 2, "script": 3, "name": 4}  # the specific pattern wins a tie
     hits = sorted(hits, key=lambda h: (-(h.end - h.start), rank.get(h.source, 4), h.start))
     taken: list[Hit] = []
     for h in hits:
