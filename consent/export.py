@@ -146,6 +146,8 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     who have withdrawn since (see consent.ledger); `participants_` is then not allowed.
     """
     dest = Path(out)
+    if (dest / ledger.MARKER).exists() or re.fullmatch(r"\..+\.staging-[0-9a-f]+", dest.name):
+        raise FileExistsError(f"{dest} is an unfinished export's staging folder, not a release")
     removed = ledger.reconcile(store, dest.parent)  # a killed export's staging folder is never a release
     ok = eligible(store)
     pinned: dict[str, str] = {}
@@ -173,8 +175,6 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     if not chosen:
         raise StoreError("no participant has consented to export")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        if (dest / ledger.MARKER).exists():
-            raise FileExistsError(f"{dest} is an unfinished export's staging folder, not a release")
         if not overwrite or not (dest / MANIFEST).is_file():
             raise FileExistsError(f"{dest} exists" + ("" if overwrite else "; pass overwrite to replace a release")
                                   + ("" if (dest / MANIFEST).is_file() else " and is not a release"))
@@ -191,7 +191,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         pids = {p: f"U{n:02d}" for p, n in zip(chosen, numbers)}
 
     deny = read_deny_list(deny_list) if deny_list else {}
-    data = {}
+    data, cache = {}, {}
     for p in chosen:
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
@@ -203,12 +203,13 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         stated = [m.text for m in msgs if m.sender == "user"] + [c.get("text", "") for c in claims]
         for t, k in stated_terms(stated).items():
             deny.setdefault(t, k)
-        for hits in recognizers.scan_many(stated):
+        for hits in recognizers.scan_many(stated, cache=cache):
             for t, k in learned_terms(hits).items():
                 deny.setdefault(t, k)
         if len(p) >= 3:
             deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
     ps = Pseudonymizer(deny, seed=seed)
+    ps.cache = cache
     if reissue is not None:
         ps.preload(dict(r) for r in store.conn.execute(
             "SELECT kind, original, surrogate FROM export_surrogates WHERE release=? AND participant IN "

@@ -60,6 +60,7 @@ ORG_POOL = ["Northwind Traders", "Harbor & Finch", "Bluepeak Systems", "Coldwate
 PLACEHOLDER = {"ADDRESS": "address", "POSTCODE": "postcode", "DOB": "date of birth", "US_SSN": "SSN",
                "ES_DNI": "DNI", "UK_NI": "NI number", "PLATE": "plate", "HANDLE": "handle", "CARD": "card",
                "IBAN": "iban"}
+NAME_KINDS = ("PERSON", "PLACE", "ORG")
 _ID_KINDS = {"US_SSN", "ES_DNI", "UK_NI", "PLATE", "POSTCODE", "CARD", "IBAN"}
 
 
@@ -158,6 +159,7 @@ class Pseudonymizer:
         self.deny: dict[str, str] = {}
         self._deny_re = None
         self.add_terms(deny or {})
+        self.cache: dict = {}  # text -> recognizer hits (consent.recognizers.scan_many)
 
     def add_terms(self, terms: dict[str, str]) -> None:
         for t, k in terms.items():
@@ -173,7 +175,9 @@ class Pseudonymizer:
         """Non-overlapping identifier spans (recognizer hits and listed terms): longest, then leftmost."""
         if hits is None:
             hits = recognizers.scan(text)
-        found = [Span(h.start, h.end, h.kind, h.text) for h in hits]
+        # a listed or stated term keeps its kind ("moved to Porto": a place, whatever NER says)
+        found = [Span(h.start, h.end, self._deny_kind.get(_norm("X", h.text), h.kind)
+                      if h.kind in NAME_KINDS else h.kind, h.text) for h in hits]
         if self._deny_re is not None:
             for m in self._deny_re.finditer(text):
                 found.append(Span(m.start(), m.end(), self._deny_kind[_norm("X", m.group(0))], m.group(0)))
@@ -199,6 +203,9 @@ class Pseudonymizer:
 
     def surrogate(self, kind: str, original: str) -> str:
         key = (kind, _norm(kind, original))
+        if kind in NAME_KINDS and key not in self.map:
+            # NER may call "Porto" a person in one message and a place in the next: one surrogate
+            key = next((k for k in self.map if k[0] in NAME_KINDS and k[1] == key[1]), key)
         self.used.add(key)
         if key in self.map:
             return self.map[key]
@@ -239,7 +246,7 @@ class Pseudonymizer:
         """Pseudonymize many texts (spaCy batches them); re-scans what changed until nothing new is found."""
         texts = list(texts)
         out = [self._replace(t, self.spans(t, h)) if t else t
-               for t, h in zip(texts, recognizers.scan_many(texts))]
+               for t, h in zip(texts, recognizers.scan_many(texts, cache=self.cache))]
         todo = [i for i, (a, b) in enumerate(zip(texts, out)) if a != b]
         for _ in range(self.ROUNDS):
             if not todo:

@@ -339,14 +339,16 @@ def scan(text: str) -> list[Hit]:
     return scan_many([text])[0]
 
 
-def scan_many(texts: list[str], batch_size: int = 128) -> list[list[Hit]]:
-    """`scan` over many texts, with spaCy batching them (nlp.pipe)."""
+def scan_many(texts: list[str], batch_size: int = 128, cache: dict | None = None) -> list[list[Hit]]:
+    """`scan` over many texts, with spaCy batching them (nlp.pipe). `cache` (text -> hits), when
+    given, is read and filled: an export scans a participant's messages once for terms to learn
+    and again to replace them."""
     texts = list(texts)
-    out: list[list[Hit]] = [[] for _ in texts]
-    todo = [i for i, t in enumerate(texts) if t and t.strip()]
-    for i, doc in zip(todo, _pipe([texts[i] for i in todo], batch_size)):
-        out[i] = _scan_doc(texts[i], doc)
-    return out
+    cache = {} if cache is None else cache
+    todo = list(dict.fromkeys(t for t in texts if t and t.strip() and t not in cache))  # each text once
+    for t, doc in zip(todo, _pipe(todo, batch_size)):
+        cache[t] = _scan_doc(t, doc)
+    return [cache.get(t, []) if t and t.strip() else [] for t in texts]
 
 
 def uncovered(text: str, hits: list[Hit], surrogates) -> list[Hit]:

@@ -228,7 +228,7 @@ def test_withdrawal_keeps_the_ledger_row_lists_the_recall_and_a_reissue_leaves_t
     assert (tmp_path / "rel2" / pid["bob"] / "conversation.jsonl").read_text() == bob_before
     assert not (tmp_path / "rel2" / pid["ana"]).exists()
     read_release(tmp_path / "rel2")
-    with pytest.raises(Exception, match="take its participants from the ledger"):
+    with pytest.raises(Exception, match="takes its participants from the ledger"):
         exporter.export(two, tmp_path / "rel3", ["bob"], reissue=r["release"])
 
 
