@@ -56,7 +56,9 @@ def run(scale: int = 1, out_json: bool = False) -> dict:
         total = 0
         for p, rows in by_p.items():
             records.accept(store, p, tz="UTC")
-            msgs = [dict(sender="user", text=r["text"], context="personal", ts=t0 + timedelta(minutes=7 * i))
+            # copies differ by a counter, so no scan is saved by repeated text
+            msgs = [dict(sender="user", text=r["text"] + (f" ({i // len(rows)})" if i >= len(rows) else ""),
+                         context="personal", ts=t0 + timedelta(minutes=7 * i))
                     for i, r in enumerate(rows * scale)]
             messages.append_many(store, p, msgs)
             total += len(msgs)
