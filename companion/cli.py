@@ -417,7 +417,7 @@ def consent_sweep(older_than_days, settings):
 
 
 @main.command("export")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", default=None, type=click.Path(file_okay=False),
               help="Release folder to write (benchmark format).")
 @click.option("--participants", default=None,
               help="Comma-separated participants (default: everyone who consented to export).")
@@ -428,25 +428,54 @@ def consent_sweep(older_than_days, settings):
 @click.option("--probe-share", type=float, default=0.1, show_default=True,
               help="Share of participant messages drawn (blind to need) as proportional probes.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier release at --out.")
+@click.option("--reissue", default=None, metavar="RELEASE",
+              help="Write RELEASE again to --out without the participants who withdrew since (same U-numbers).")
+@click.option("--ledger", "show_ledger", is_flag=True, help="List every release: folder, state, U-numbers.")
+@click.option("--recalls", is_flag=True, help="List releases holding someone who has withdrawn since.")
 @common
 @guarded("researcher")
-def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, settings):
+def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, reissue, show_ledger,
+               recalls, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
     import companion.release_sources  # noqa: F401  (profile.jsonl and persona.json from derived memory)
     from consent import export as exporter
+    from consent import ledger
 
+    if show_ledger or recalls:
+        if out or reissue:
+            fail("--ledger and --recalls only list; do not combine them with --out or --reissue")
+        store = open_store(settings)
+        if show_ledger:
+            for r in ledger.releases(store.conn):
+                who = ", ".join(m["pseudonym"] + (" (withdrawn)" if m["withdrawn_at"] else "") for m in r["members"])
+                again = f", re-issue of {r['reissue_of']}" if r["reissue_of"] else ""
+                click.echo(f"{r['release']}  {r['created_at'][:16]}  {r['state']}{again}  {r['folder']}  [{who}]")
+        if recalls:
+            todo = ledger.recalls(store, exporter.eligible(store))
+            for r in todo:
+                click.echo(f"recall {r['release']} at {r['folder']}: withdrawn {', '.join(r['withdrawn'])}; "
+                           f"re-issue with: companion export --reissue {r['release']} --out NEW_DIR")
+            if not todo:
+                click.echo("no release holds anyone who has withdrawn")
+        return
+    if not out:
+        fail("--out is required to write a release")
     names = [p.strip() for p in participants.split(",") if p.strip()] if participants else None
     try:
         r = exporter.export(open_store(settings), out, names, seed=seed, deny_list=deny_list,
                             recent_window=settings.recent_window if recent_window is None else recent_window,
-                            probe_share=probe_share, overwrite=overwrite)
+                            probe_share=probe_share, overwrite=overwrite, reissue=reissue)
     except exporter.ReleaseRefused as e:
         fail(str(e))
     except (StoreError, FileExistsError, ValueError) as e:
         fail(str(e))
+    for path in r["cleaned"]:
+        click.echo(f"removed {path}: an unfinished export's staging folder (it never passed the gates)")
     for pid, c in r["participants"].items():
         click.echo(f"{pid}: {c['messages']} messages, {c['chat_rows']} probe candidates, {c['claims']} claims")
-    click.echo(f"release {r['release']} written to {r['path']} ({r['surrogates']} surrogates, map kept in the database)")
+    again = f" (re-issue of {r['reissue_of']})" if r["reissue_of"] else ""
+    click.echo(f"release {r['release']}{again} written to {r['path']} ({r['surrogates']} surrogates, "
+               "map kept in the database)")
 
 
 @main.command("messages")

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable
 
-from consent import audit
+from consent import audit, ledger
 from memory import messages as messages_mod
 from memory.store import Store, StoreError
 
@@ -46,6 +46,10 @@ def on_erase(fn: Callable) -> Callable:
     """Register erasure of state outside the tables with a `participant` column."""
     _HOOKS.append(fn)
     return fn
+
+
+# The release ledger keeps "release R held U03" and blanks who that was (consent.ledger).
+on_erase(ledger.on_erase)
 
 
 def on_erase_files(fn: Callable) -> Callable:

@@ -434,6 +434,52 @@ def m009_scheduler_jobs(conn):
 
 
 @migration
+def m010_release_ledger(conn):
+    """Release ledger and per-participant release secrets (issue 13, items 6 and 15).
+
+    `release_keys` (has a `participant` column, so erasure removes it): the secret shift of the
+    participant's timeline in releases (whole weeks, so weekday, time of day and dayids hold) and
+    a random key that seeds their probe sample; neither is ever written into a release.
+    `release_ledger` and `release_ledger_members` have no `participant` column on purpose:
+    erasure keeps the row saying that release R held pseudonym U03, and its ledger hook blanks
+    `member_key` (a keyed hash of the name, HMAC with `release_meta.ledger_secret`) and sets
+    `withdrawn_at`, so what is left identifies nobody but still says which releases to recall.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE release_keys (
+            participant TEXT PRIMARY KEY REFERENCES participants(participant) ON DELETE CASCADE,
+            shift_days INTEGER NOT NULL,     -- added to every timestamp in a release
+            key TEXT NOT NULL                -- random, seeds the probe sample
+        );
+        CREATE TABLE release_meta (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE release_ledger (
+            release TEXT PRIMARY KEY,        -- also in the manifest
+            created_at TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            staging TEXT NOT NULL,           -- the hidden folder the gates run on
+            state TEXT NOT NULL CHECK (state IN ('staging', 'released', 'refused', 'abandoned')),
+            seed INTEGER,
+            params TEXT NOT NULL DEFAULT '{}',
+            reissue_of TEXT
+        );
+        CREATE TABLE release_ledger_members (
+            release TEXT NOT NULL REFERENCES release_ledger(release) ON DELETE CASCADE,
+            pseudonym TEXT NOT NULL,
+            member_key TEXT,                 -- HMAC of the participant, NULL once they are erased
+            withdrawn_at TEXT,
+            PRIMARY KEY (release, pseudonym)
+        );
+        CREATE INDEX release_ledger_members_by_key ON release_ledger_members(member_key);
+        """,
+    )
+
+
+@migration
 def m011_trial_feedback(conn):
     """Explicit feedback on companion replies (thumbs up/down with an optional tag), the outcome
     a live gate trial is measured by and the adaptive gate learns from. Append-only: a changed
