@@ -649,9 +649,33 @@ def researcher_set_password(new_password, researcher_password, settings):
     click.echo(f"researcher password set for {settings.data_dir}")
 
 
-@main.group()
+class _Bench(click.Group):
+    """Benchmarks from other packages (eval's `bench chat`) join through the `companion.bench`
+    entry points, so the app package never imports the harness that judges it."""
+
+    _plugins_loaded = False
+
+    def _load_plugins(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from importlib.metadata import entry_points
+
+            for ep in entry_points(group="companion.bench"):
+                if ep.name not in self.commands:
+                    self.add_command(ep.load(), ep.name)
+
+    def list_commands(self, ctx):
+        self._load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        self._load_plugins()
+        return super().get_command(ctx, name)
+
+
+@main.group(cls=_Bench)
 def bench():
-    """Benchmarks of the memory machinery on synthetic data (your data is not touched)."""
+    """Benchmarks on synthetic data or a scripted chat (your data is not touched)."""
 
 
 @bench.command("recall")
