@@ -53,11 +53,16 @@ def loops(text: str) -> bool:
 
 
 def cut_mid_sentence(text: str) -> bool:
-    """The last line does not end a sentence (emoji and closing quotes after the stop are fine)."""
-    tail = _EMOJI_TAIL.sub("", text.strip())
-    if not tail:
-        return False
-    return not _SENT_END.search(tail)
+    """A paragraph stops without ending its sentence (emoji and closing quotes after the stop are
+    fine). Every paragraph is checked, not just the last: the wrapper may append a line of its
+    own (an action, a check-in) after a reply the model left cut off."""
+    for para in re.split(r"\n\s*\n|\n(?=\S)", text.strip()):
+        tail = _EMOJI_TAIL.sub("", para.strip())
+        if not tail or re.match(r"^([-*\u2022]|\d+[.)])\s", tail) or tail.endswith(":"):
+            continue  # list items and headings need no full stop
+        if not _SENT_END.search(tail):
+            return True
+    return False
 
 
 def _rss_mb() -> float:
