@@ -49,3 +49,13 @@ class Extracting(TextBackend):
             yield json.dumps({"kind": "claim", "text": f"Lives in {place}", "category": "residence",
                               "slot": "residence", "source_dayids": [dayid], "evidence": f"I live in {place}"}) + "\n"
         yield '{"kind": "claim", "text": "Owns a yacht", "category": "other", "source_dayids": ["day1-1"], "evidence": "my yacht"}\n'
+
+
+class Recorder(TextBackend):
+    """Records what each call was given (messages, params) and answers with a fixed sentence."""
+
+    calls: list[dict] = []
+
+    def generate(self, model, messages, params):
+        type(self).calls.append({"messages": [dict(m) for m in messages], "params": dict(params)})
+        yield "Noted."
