@@ -59,3 +59,10 @@ class Recorder(TextBackend):
     def generate(self, model, messages, params):
         type(self).calls.append({"messages": [dict(m) for m in messages], "params": dict(params)})
         yield "Noted."
+
+
+class Paragraphs(TextBackend):
+    """Answers in two paragraphs (and a backslash), as capable models do."""
+
+    def generate(self, model, messages, params):
+        yield "First paragraph.\n\nSecond paragraph, with a back\\slash."
