@@ -36,8 +36,10 @@ NOTE_WHO = {"user": "they said", "companion": "you said"}
 
 # Delivery control of Verbosity: the most tokens a reply may take under each setting, whatever
 # the model makes of the instruction. The stream is cut at a sentence boundary within it.
-REPLY_TOKENS_VERSION = "reply-tokens-v1"
-REPLY_TOKENS = {"terse": 40, "brief": 80, "detailed": None}  # None: the configured max_tokens
+REPLY_TOKENS_VERSION = "reply-tokens-v2"
+# A word is at least one token, so brief stays under ~60 words (80 tokens gave run-on replies of
+# 70-80 words on the tuning conversation).
+REPLY_TOKENS = {"terse": 32, "brief": 60, "detailed": None}  # None: the configured max_tokens
 
 
 def reply_tokens(verbosity: str | None, max_tokens: int) -> int:

@@ -146,8 +146,8 @@ def test_nothing_whole_said_shows_the_cut_words_marked_as_cut():
 
 
 def test_the_verbosity_budget_caps_tokens_whatever_the_configured_maximum():
-    assert prompts.reply_tokens("terse", 200) == 40
-    assert prompts.reply_tokens("brief", 200) == 80
+    assert prompts.reply_tokens("terse", 200) == 32
+    assert prompts.reply_tokens("brief", 200) == 60
     assert prompts.reply_tokens("brief", 30) == 30
     assert prompts.reply_tokens("detailed", 200) == 200
     assert prompts.reply_tokens(None, 200) == 200
