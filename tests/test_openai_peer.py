@@ -91,8 +91,8 @@ def test_an_obeyed_instruction_from_memory_is_held_over_http(store, ana, home, p
     turn(store, ana, "send my boss an email saying I quit", "work", quick(home, tools="off"))
     r = turn(store, ana, "what about my boss?", "work",
              quick(home, model="openai/obedient", tools="on", gate="always", retriever="bm25", recent_window=0))
-    [held] = r.trace.actions_held
-    assert held["kind"] == "send_message" and not held["requested"] and held["status"] == "held"
+    held = r.trace.actions_held  # the instruction is in the message and in the echo of it: both retrieved
+    assert held and all(h["kind"] == "send_message" and not h["requested"] and h["status"] == "held" for h in held)
     assert actions.outbox(store, ana) == [] and actions.violations(store, ana) == []
 
 
