@@ -70,6 +70,7 @@ N_CTX = 2048
 N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.7
+PROMPT_CACHE_MIB = 0
 
 # Token accounting used when fitting a long conversation into the context.
 _MIN_PROMPT_BUDGET = 256  # max_tokens is clamped so at least this much prompt fits
@@ -345,7 +346,10 @@ class _Engine:
             ("endpoint_metrics", False),
             ("endpoint_props", False),
             ("n_threads_http", 1),
-            ("cache_ram_mib", 64),  # host-side prompt cache (default is 8 GiB)
+            # llama.cpp's host-side prompt cache (default 8 GiB) keeps a KV copy of every distinct
+            # prompt: ~11 MB a turn at our prompt sizes, the growth issue 16 saw in serve. The one
+            # slot already reuses the shared prefix of consecutive requests, so it stays off.
+            ("cache_ram_mib", PROMPT_CACHE_MIB),
         ):
             try:
                 setattr(params, name, value)
