@@ -83,6 +83,7 @@ class TurnRow:
     cut: bool
     ttft_s: float | None
     total_s: float
+    generate_s: float
     completion_tokens: int | None
     tokens_per_s: float | None
     rss_mb: float
@@ -129,13 +130,14 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
             verb = (settings_seen.get("verbosity") or {}).get("setting")
             ctoks = (tr.tokens or {}).get("completion") if tr else None
             gen_s = (tr.latency_ms or {}).get("generate", 0) / 1000 if tr else 0
-            tps = None
-            if ctoks and first and gen_s - first[0] > 0:
-                tps = round(ctoks / max(gen_s - first[0], 1e-6), 1)
+            # Over the whole generate step (prompt processing included): the first token shown is not
+            # the first one made when the backend releases whole sentences, so timing from it would
+            # overstate the rate.
+            tps = round(ctoks / gen_s, 1) if ctoks and gen_s > 0 else None
             reply = res.shown
             row = TurnRow(i=i, text=step["text"], reply=reply, verbosity=verb, words=words(reply),
                           loops=loops(reply), cut=cut_mid_sentence(reply),
-                          ttft_s=round(first[0], 2) if first else None, total_s=round(total, 2),
+                          ttft_s=round(first[0], 2) if first else None, total_s=round(total, 2), generate_s=round(gen_s, 2),
                           completion_tokens=ctoks, tokens_per_s=tps, rss_mb=round(_rss_mb(), 1))
             fact = step.get("recall")
             if fact:
@@ -160,6 +162,7 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float) -> dict:
         by_verb.setdefault(r.verbosity or "unknown", []).append(r.words)
     recall = [r for r in rows if r.recall_fact]
     ttfts = [r.ttft_s for r in rows if r.ttft_s is not None]
+    later = [r.ttft_s for r in rows[1:] if r.ttft_s is not None]  # turn 1 also loads every model
     tps = [r.tokens_per_s for r in rows if r.tokens_per_s]
     return {
         "model": model,
@@ -172,7 +175,9 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float) -> dict:
         "recall": {"asked": len(recall), "retrieved": sum(bool(r.retrieved_fact) for r in recall),
                    "named": sum(bool(r.named_fact) for r in recall),
                    "named_when_retrieved": sum(bool(r.named_fact and r.retrieved_fact) for r in recall)},
-        "ttft_s": {"median": round(statistics.median(ttfts), 2), "max": max(ttfts)} if ttfts else None,
+        "ttft_s": {"first_turn": rows[0].ttft_s if rows else None,
+                   "median_after_first": round(statistics.median(later), 2) if later else None,
+                   "max_after_first": max(later) if later else None} if ttfts else None,
         "tokens_per_s": {"median": round(statistics.median(tps), 1)} if tps else None,
         "rss_mb": {"start": round(rss_start, 1), "end": rows[-1].rss_mb if rows else None,
                    "max": max(r.rss_mb for r in rows) if rows else None},
@@ -196,7 +201,7 @@ def render(r: dict) -> str:
     out.append(f"recall: {rc['asked']} asked, fact retrieved {rc['retrieved']}, named in the answer {rc['named']}"
                f" (named when retrieved {rc['named_when_retrieved']})")
     out.append(f"time to first token: {r['ttft_s']}")
-    out.append(f"tokens/s: {r['tokens_per_s']}")
+    out.append(f"tokens/s (whole generate step): {r['tokens_per_s']}")
     out.append(f"RSS MB: {r['rss_mb']}")
     return "\n".join(out)
 
