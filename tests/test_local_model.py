@@ -194,3 +194,17 @@ def test_the_reply_budget_follows_the_verbosity_setting(store, ana, settings, re
     setting = r.trace.interaction["settings"]["verbosity"]["setting"]
     assert setting in ("terse", "brief")  # the personal default is short
     assert recorder.calls[-1]["params"]["max_tokens"] == prompts.REPLY_TOKENS[setting] < 200
+
+
+def test_a_budget_that_runs_out_right_after_a_full_stop_keeps_that_sentence():
+    text, _, _ = _stream(["Sure", ".", " See", " you", " then", "."], cut=True)
+    assert text == "Sure. See you then."
+
+
+def test_any_model_cut_by_its_budget_ends_at_a_whole_sentence(store, ana, settings, install_plugin):
+    from companion.turn import turn
+
+    install_plugin("cut-model", {"companion.models": {"cut": "tests.plugins.models:CutByBudget"}})
+    r = turn(store, ana, "tell me about Porto", settings=settings.model_copy(update={"model": "cut/v1"}))
+    assert r.shown == "Porto is on the Douro. The bridges are iron."
+    assert shaping.trim_cut_tail("no whole sentence and") == "no whole sentence\u2026"

@@ -106,6 +106,8 @@ class SentenceStream:
     def finish(self, cut: bool) -> str:
         """End of generation. ``cut``: stopped by the token budget, so the held tail is unfinished."""
         tail, self.held = self.held, ""
+        if cut and _BOUNDARY.search(tail.rstrip() + " ", max(0, len(tail.rstrip()) - 4)):
+            cut = False  # the budget ran out just after a full stop: the sentence is whole
         if tail.strip() and not cut and not self.looped:
             self._give(tail)
         elif tail.strip() and not "".join(self.out).strip():
@@ -119,3 +121,13 @@ class SentenceStream:
     @property
     def text(self) -> str:
         return "".join(self.out).rstrip()
+
+
+def trim_cut_tail(text: str) -> str:
+    """A reply stopped by its token budget: keep the whole sentences, drop the unfinished one.
+    With no whole sentence, keep the words up to the last full one, marked as cut short."""
+    s = SentenceStream()
+    for piece in sentences(text):
+        if s.feed(piece):
+            break
+    return s.finish(cut=True)

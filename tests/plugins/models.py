@@ -66,3 +66,16 @@ class Paragraphs(TextBackend):
 
     def generate(self, model, messages, params):
         yield "First paragraph.\n\nSecond paragraph, with a back\\slash."
+
+
+class CutByBudget(TextBackend):
+    """Runs out of tokens mid-sentence, as any model does under a small budget (finish_reason length)."""
+
+    def generate(self, model, messages, params):
+        yield "Porto is on the Douro. The bridges are iron. And the wine is"
+
+    def streaming(self, model, messages, *args, optional_params=None, **kwargs):
+        chunks = list(super().streaming(model, messages, *args, optional_params=optional_params, **kwargs))
+        last = chunks[-1]
+        last["finish_reason"] = "length"
+        return iter(chunks)
