@@ -143,3 +143,28 @@ def test_scripted_chat_is_one_reply_a_line_even_with_paragraphs_and_actions(home
     assert [one_line(t) for t in stored] == lines  # unescaping a line gives the stored reply back
     assert "loading" in r.stderr and "paras/v1" in r.stderr  # the first turn says what it waits for
     assert r.stderr.count("loading") == 1
+
+
+def test_serve_prints_the_model_the_url_and_a_ready_line_once_it_answers(home, monkeypatch):
+    import socket
+    import time
+
+    from companion import app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    def fake_serve(settings):  # the app's launch, reduced to opening its port after a while
+        time.sleep(0.5)
+        with socket.socket() as srv:
+            srv.bind((settings.host, settings.port))
+            srv.listen()
+            time.sleep(1.5)
+
+    monkeypatch.setattr(app, "serve", fake_serve)
+    out = run("serve", "--model", "echo", "--port", str(port)).output.splitlines()
+    assert out[0] == "companion: model echo/echo"
+    ready = [ln for ln in out if "ready" in ln]
+    assert ready == [f"companion: ready at http://127.0.0.1:{port} (Ctrl-C to stop)"]
+    assert out.index(ready[0]) > out.index(f"companion: starting on http://127.0.0.1:{port} ...")
