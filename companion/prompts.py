@@ -33,7 +33,6 @@ NOTES = (
 NOTE_ITEM = "- [{dayid}] {who}: {text}"
 NOTE_CHARS = 220  # one note is a fact, not a transcript
 NOTE_WHO = {"user": "they said", "companion": "you said"}
-NOTES_MAX: int | None = None  # the best-scored notes kept (None: all the policy applied), in time order
 
 # Delivery control of Verbosity: the most tokens a reply may take under each setting, whatever
 # the model makes of the instruction. The stream is cut at a sentence boundary within it.

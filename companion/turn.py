@@ -71,14 +71,10 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
             )
             system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
         else:
-            kept = applied.items
-            if prompts.NOTES_MAX is not None and len(kept) > prompts.NOTES_MAX:
-                best = sorted(kept, key=lambda h: -h.score)[: prompts.NOTES_MAX]
-                kept = [h for h in applied.items if h in best]
             items = "\n".join(
                 prompts.NOTE_ITEM.format(dayid=h.dayid, who=prompts.NOTE_WHO.get(h.sender, h.sender),
                                          text=prompts.note(h.text))
-                for h in kept
+                for h in applied.items
             )
             notes = prompts.NOTES.format(heading=applied.heading, items=items)
     out = [{"role": "system", "content": system}]
