@@ -172,7 +172,7 @@ def test_cli_withdraw_reports_counts_and_scope(home):
     r = run("consent", "withdraw", "-p", "ana", "--scope", "export")
     assert r.exit_code == 0 and "remaining scopes: logging, memory" in r.output
     assert "ana" in run("consent", "list").output and "logging,memory" in run("consent", "list").output
-    r = run("consent", "withdraw", "-p", "ana", "--json")
+    r = run("consent", "withdraw", "-p", "ana", "--json", "--yes")
     rep = json.loads(r.output)
     assert rep["counts"]["messages"] == 2 and rep["counts"]["traces"] == 1 and rep["wal_truncated"]
     lines = [json.loads(x) for x in run("consent", "audit").output.splitlines()]
