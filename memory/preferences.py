@@ -162,6 +162,20 @@ def _norm(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.replace("\u2019", "'").lower()).split())
 
 
+def _negated_words(words: str) -> bool:
+    """Negation in a rule's matched words (normalized text, no parse needed)."""
+    neg = _compiled_gates()[3]
+    return any(w in neg or w.endswith("n't") for w in _norm(words).split())
+
+
+@lru_cache(maxsize=64)
+def _doc(blanked: str):
+    # propose and verify parse the same message moments apart
+    from memory import nlp
+
+    return nlp.parse(blanked)
+
+
 def scope(clause: str, said_in: str) -> list[str]:
     both, work, personal = _scope()
     n = _norm(clause)
@@ -228,13 +242,11 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     setting, words)])` is the exact-phrase road (memory.extract.preference_phrases): a rule hit
     in an open clause wins over the classifier for its attribute, unless a negation outside the
     matched words turns it around ("don't wait for me to ask" is not "wait for me to ask")."""
-    from memory import nlp
-
     m = m or model()
     blanked = _blank_quotes(text)
     if not blanked.strip():
         return []
-    doc = nlp.parse(blanked)
+    doc = _doc(blanked)
     candidates = [s for s in clauses(doc) if _open(s)]
     if not candidates:
         return []
@@ -242,7 +254,7 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     for s in candidates if rules else []:
         contexts, hits = rules(s.text, said_in)
         for attribute, setting, words in hits:
-            if negated(s) and not negated(nlp.parse(words)):
+            if negated(s) and not _negated_words(words):
                 continue  # the negation is outside the matched words: they may be turned around
             f = Found(attribute, setting, scope(s.text, said_in) if contexts == [said_in] else contexts, words, 1.0, "rule")
             ruled.update({(attribute, c): f for c in f.contexts})
@@ -273,10 +285,8 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
 def still_stated(evidence: str, text: str) -> bool:
     """Verification: the cited message still states the evidence clause as the speaker's own
     (not quoted, reported, denied, or merely asked)."""
-    from memory import nlp
-
     ev = _norm(evidence)
     if not ev:
         return False
-    doc = nlp.parse(_blank_quotes(text))
+    doc = _doc(_blank_quotes(text))
     return any(ev in _norm(s.text) and _open(s) for s in clauses(doc))
