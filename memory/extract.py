@@ -27,7 +27,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from memory import cells, claims, derived, facts, filememory, ix_attributes, persona, persona_rules
+from memory import cells, claims, derived, facts, filememory, ix_attributes, persona, persona_rules, preferences
 from memory.messages import CONTEXTS, Message, _row as _message_row
 from memory.store import Store, StoreError
 
@@ -85,10 +85,10 @@ class RuleExtractor:
                 sentence = s.group(0).strip()
                 if not sentence or sentence.endswith("?"):
                     continue
-                if "preference" in self.kinds:
-                    out += self._preferences(m, sentence)
                 if "persona" in self.kinds:
                     out += self._persona(m, sentence)
+            if "preference" in self.kinds:
+                out += self._preferences(m)
         return out
 
     def _persona(self, m: Message, sentence: str) -> list[Proposal]:
@@ -101,12 +101,14 @@ class RuleExtractor:
                                 extractor=self.name))
         return out
 
-    def _preferences(self, m: Message, sentence: str) -> list[Proposal]:
-        contexts, found = preference_phrases(sentence, m.context)
-        return [Proposal("preference", ix_attributes.describe(attribute, setting), [m.dayid], evidence,
-                         category="preference", confidence=0.8, attribute=attribute, setting=setting,
-                         contexts=contexts, extractor=self.name)
-                for attribute, setting, evidence in found]
+    def _preferences(self, m: Message) -> list[Proposal]:
+        """Clause by clause, gated by the parse: the rule phrases, then the classifier over
+        sentence embeddings for what people say in their own words (memory.preferences)."""
+        return [Proposal("preference", ix_attributes.describe(f.attribute, f.setting), [m.dayid], f.evidence,
+                         category="preference", confidence=0.8 if f.road == "rule" else round(0.8 * f.probability, 3),
+                         attribute=f.attribute, setting=f.setting, contexts=f.contexts,
+                         extractor=self.name if f.road == "rule" else preferences.NAME)
+                for f in preferences.find(m.text, m.context, rules=preference_phrases)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -322,7 +324,8 @@ def verify(store: Store, participant: str, p: Proposal) -> Verdict:
     sources = [(m.dayid, m.ordinal) for m in found]
     ev = derived.norm(p.evidence)
     if ev and any(ev in derived.norm(m.text) for m in found):
-        if _only_hypothetical(ev, found):
+        if _only_hypothetical(ev, found) and not (
+                p.kind == "preference" and any(preferences.still_stated(p.evidence, m.text) for m in found)):
             return Verdict("unsupported", "the cited words are asked, supposed, quoted from someone else or span sentences", sources,
                            found[-1].context)
         if p.kind == "persona" and _only_negated(p.evidence, found):
