@@ -186,7 +186,7 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
             trace.error("decide", e)
             trace.fallbacks.append("gate failed: abstained")
     if decision is not None:
-        trace.decision = decision.model_dump()
+        trace.decision = decision.model_dump(exclude_none=True)
     clock.lap("decide")
 
     # 4 RETRIEVE
