@@ -259,3 +259,29 @@ def test_what_i_remember_shows_and_deletes_a_persona_item(served):
     extract.rebuild(store, "ana")
     out = a.predict(api_name="/mem_view")
     assert not [r for r in _table(out) if r[1].startswith("persona")] and "extraversion" not in out[2]
+
+
+# The API names scripts and the load test call. Gradio names an event after its handler and
+# suffixes repeats in wiring order, so a panel wired out of turn would rename one silently.
+PUBLIC_API = {"sign_in", "accept", "decline", "respond", "sign_out", "my_data", "withdraw",
+              "act_approve", "act_reject", "act_view", "mem_view", "mem_sources", "mem_edit", "mem_delete",
+              "mem_version", "mem_restore", "r_login", "r_choices", "r_rows", "r_one", "r_dump",
+              "lambda", "lambda_1", "trial_results"}
+
+
+def test_the_page_keeps_its_api_names_and_each_name_calls_its_panel(tmp_path):
+    from companion import app
+    from companion.settings import Settings
+
+    demo = app.build(Settings(home=tmp_path, model="echo"))
+    by_name = {d.api_name: d for d in demo.fns.values()}
+    assert PUBLIC_API <= set(by_name), sorted(PUBLIC_API - set(by_name))
+    # the trial arms: /lambda fixes a gate, /lambda_1 randomizes (tests/test_reliability_isolation.py)
+    fix, rand = by_name["lambda"], by_name["lambda_1"]
+    assert [t[1] for t in fix.targets] == ["click"] and fix.targets[0][0] != rand.targets[0][0]
+    labels = {b._id: getattr(b, "value", None) for b in demo.blocks.values()}
+    assert labels[fix.targets[0][0]] == "Fix the first gate"
+    assert labels[rand.targets[0][0]] == "Randomize per turn"
+    # the chat and the sign-in: the first /respond is the Send button, the first /sign_in the button
+    assert labels[by_name["respond"].targets[0][0]] == "Send"
+    assert labels[by_name["sign_in"].targets[0][0]] == "Sign in"
