@@ -231,7 +231,7 @@ def _set_cell(store, participant: str, cell_id: int, setting: str) -> str:
         else:
             filememory.add(store, participant, new.context, new.text, sources=src, origin=f"cell:{new.id}",
                            at=new.valid_from)
-    except StoreError:  # over budget: the cell holds; the document keeps its line (logged)
+    except filememory.MemoryFull:  # over budget: the cell holds; the document keeps its line (logged)
         pass
     return f"Changed {old.context} {old.attribute} from {old.setting} to {setting} (cell:{new.id})."
 

@@ -80,14 +80,6 @@ def download(store: Store, participant: str) -> dict:
     return out
 
 
-def write_download(store: Store, participant: str, path) -> dict:
-    data = download(store, participant)
-    from pathlib import Path
-
-    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return data
-
-
 COLUMNS = ["participant", "created_at", "consent", "version", "scopes", "accepted_at", "messages", "last_message"]
 
 

@@ -77,15 +77,6 @@ def _positions(ordinals: np.ndarray, recent: set[int]) -> np.ndarray:
     return pos[ordinals[pos] == want[inside]]
 
 
-def _outside_max(scores: np.ndarray, ordinals: np.ndarray, recent: set[int]) -> float:
-    if len(scores) == 0:
-        return 0.0
-    keep = ~np.isin(ordinals, np.fromiter(recent, dtype=np.int64)) if recent else slice(None)
-    vals = scores[keep]
-    vals = vals[np.isfinite(vals)]
-    return float(vals.max()) if len(vals) else 0.0
-
-
 def bm25_outside(ctx: TurnContext) -> tuple[float, int | None]:
     """Best BM25 score outside the recent window, relative to the query's reference score."""
     scores, ordinals, best = ctx.bm25(ctx.text)

@@ -283,67 +283,6 @@ def m006_derived_memory(conn):
 
 
 @migration
-def m008_persona(conn):
-    """Persona items (issue 4, item 3): Big Five traits, description aspects and quirks.
-
-    Same timing and history rules as memory_claims (see m006): one current value per
-    (participant, slot), superseded rows kept with valid_to and superseded_by. `sources` holds
-    JSON [[dayid, ordinal, intensified 0|1, clause], ...]: strength is computed from the
-    sources visible at a bound, so an as-of read never counts later evidence. Named m008:
-    m007 is taken by the wrapper's migration.
-    """
-    _script(
-        conn,
-        """
-        CREATE TABLE memory_persona (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: tombstones and events name ids
-            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
-            kind TEXT NOT NULL CHECK (kind IN ('big_five', 'description', 'quirk')),
-            slot TEXT NOT NULL,              -- big_five:extraversion, decision_making:speed, quirk:<clause> ...
-            facet TEXT,                      -- the description facet its clauses are written into
-            value TEXT NOT NULL,
-            sources TEXT NOT NULL,
-            valid_from INTEGER NOT NULL,
-            valid_to INTEGER,
-            from_dayid TEXT NOT NULL,
-            to_dayid TEXT,
-            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
-            verdict TEXT NOT NULL,
-            superseded_by INTEGER,
-            origin TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE INDEX memory_persona_by_slot ON memory_persona(participant, slot, status)
-        """,
-    )
-
-
-def _script(conn, sql: str) -> None:
-    # executescript() would COMMIT the surrounding transaction; run statements one by one.
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def apply(conn) -> list[str]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
-    applied = []
-    for fn in MIGRATIONS:
-        if fn.__name__ in done:
-            continue
-        fn(conn)
-        conn.execute(
-            "INSERT INTO _migrations VALUES (?, ?)",
-            (fn.__name__, datetime.now(timezone.utc).isoformat()),
-        )
-        applied.append(fn.__name__)
-    return applied
-
-
-@migration
 def m007_ix_wrapper(conn):
     """The IX Wrapper (issue 5): actions and their events, declared settings, sessions, queues.
 
@@ -414,6 +353,67 @@ def m007_ix_wrapper(conn):
         );
         """,
     )
+
+
+@migration
+def m008_persona(conn):
+    """Persona items (issue 4, item 3): Big Five traits, description aspects and quirks.
+
+    Same timing and history rules as memory_claims (see m006): one current value per
+    (participant, slot), superseded rows kept with valid_to and superseded_by. `sources` holds
+    JSON [[dayid, ordinal, intensified 0|1, clause], ...]: strength is computed from the
+    sources visible at a bound, so an as-of read never counts later evidence. Named m008:
+    m007 is taken by the wrapper's migration.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_persona (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: tombstones and events name ids
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('big_five', 'description', 'quirk')),
+            slot TEXT NOT NULL,              -- big_five:extraversion, decision_making:speed, quirk:<clause> ...
+            facet TEXT,                      -- the description facet its clauses are written into
+            value TEXT NOT NULL,
+            sources TEXT NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            from_dayid TEXT NOT NULL,
+            to_dayid TEXT,
+            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
+            verdict TEXT NOT NULL,
+            superseded_by INTEGER,
+            origin TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_persona_by_slot ON memory_persona(participant, slot, status)
+        """,
+    )
+
+
+def _script(conn, sql: str) -> None:
+    # executescript() would COMMIT the surrounding transaction; run statements one by one.
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def apply(conn) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        fn(conn)
+        conn.execute(
+            "INSERT INTO _migrations VALUES (?, ?)",
+            (fn.__name__, datetime.now(timezone.utc).isoformat()),
+        )
+        applied.append(fn.__name__)
+    return applied
 
 
 @migration

@@ -60,21 +60,3 @@ def exists(store: Store, participant: str) -> bool:
 
 def names(store: Store) -> list[str]:
     return [r[0] for r in store.conn.execute("SELECT participant FROM participants ORDER BY participant")]
-
-
-def update_settings(store: Store, participant: str, **changes) -> dict:
-    with store.transaction() as c:
-        p = get(store, participant)
-        if p is None:
-            raise StoreError(f"unknown participant {participant!r}")
-        settings = {**p["settings"], **changes}
-        c.execute(
-            "UPDATE participants SET settings=? WHERE participant=?", (json.dumps(settings), participant)
-        )
-    return settings
-
-
-def set_tz(store: Store, participant: str, tz: str) -> None:
-    keys.zone(tz)
-    with store.transaction() as c:
-        c.execute("UPDATE participants SET tz=? WHERE participant=?", (tz, participant))

@@ -289,16 +289,29 @@ def fuzz_release(tmp_path_factory, release_dir):
     return dst
 
 
+# Where a release error may point: a file of the release (a truncated conversation makes the
+# profile's references dangle, and the profile is then the file at fault), the manifest (whose
+# counts and participant list the files are checked against), or the participants as a whole.
+def _names_where(message: str) -> bool:
+    return message.startswith((*RELEASE_FILES, "manifest", "participants filed", "release does not survive"))
+
+
 def _read_mutated(root, rel, new: bytes):
+    """Read a release with one file replaced by `new`: either it reads, or a CorpusError names the
+    file (and line) at fault; the reader never writes to the corpus, and the good release still
+    reads the same once the file is restored."""
     f = root / rel
     old = f.read_bytes()
+    before = read_release(root)
     f.write_bytes(new)
     try:
         read_release(root)
     except CorpusError as e:
-        assert str(e)  # an error says what is wrong
+        assert _names_where(str(e)), f"the error does not say where: {e}"
     finally:
+        assert f.read_bytes() == new  # reading left the file as it was
         f.write_bytes(old)
+    assert read_release(root) == before
 
 
 @FUZZ
@@ -342,15 +355,17 @@ def _lme():
 def test_fuzz_locomo_and_longmemeval(tmp_path_factory, reader, make, data):
     path = tmp_path_factory.mktemp("corpus", numbered=True) / "corpus.json"
     good = make()
-    reader_ok = reader  # the unmutated sample reads (sanity)
+    path.write_text(json.dumps(good), encoding="utf-8")
+    # the unmutated sample reads, one participant per conversation (LoCoMo) or question (LongMemEval)
+    assert len(reader(path).participants) == len(good)
     if data.draw(st.booleans()):
         path.write_bytes(json.dumps(data.draw(mutated_json(good))).encode("utf-8", "surrogatepass"))
     else:
         path.write_bytes(data.draw(mutated_bytes(json.dumps(good).encode())))
     try:
-        reader_ok(path)
+        reader(path)
     except CorpusError as e:
-        assert str(e)
+        assert str(e).startswith(path.name), f"the error does not name the file: {e}"
 
 
 def test_cli_chat_skips_invalid_utf8_lines_and_goes_on(tmp_path):
