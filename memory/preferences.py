@@ -73,7 +73,8 @@ def _compiled_gates() -> tuple:
     g = gates()
     return (re.compile("|".join(g["request_questions"])), re.compile("|".join(g["denial_phrases"])),
             re.compile("|".join(g["counterfactual"])), set(g["negation_words"]), set(g["denial_verbs"]),
-            set(g["reporting_verbs"]), set(g["person_nouns"]), set(g["third_person_pronouns"]))
+            set(g["reporting_verbs"]), set(g["person_nouns"]), set(g["third_person_pronouns"]),
+            re.compile("|".join(g["sayings"])))
 
 
 class Model:
@@ -129,7 +130,7 @@ def _first_or_second(tok) -> bool:
 
 def gate(span) -> str | None:
     """Why a clause states no preference of the speaker's own (None: it may state one)."""
-    request_q, denial_phrase, counterfactual, _, denial_verbs, reporting, persons, third = _compiled_gates()
+    request_q, denial_phrase, counterfactual, _, denial_verbs, reporting, persons, third, sayings = _compiled_gates()
     text = span.text.strip()
     low = _norm(text)
     if not low:
@@ -138,6 +139,8 @@ def gate(span) -> str | None:
         return "a question, not a request"
     if denial_phrase.search(low) or counterfactual.search(low):
         return "denied or counterfactual"
+    if sayings.search(low):
+        return "a saying recited, not the speaker's own preference"
     for t in span:
         if t.pos_ not in ("VERB", "AUX"):
             continue

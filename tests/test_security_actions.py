@@ -121,10 +121,6 @@ def test_a_motto_is_not_an_autonomy_preference(store, ana, home):
     assert cells.settings_for(store, ana, "personal").get("autonomy") != "autonomous"
 
 
-@pytest.mark.xfail(strict=True, reason="left for memory/extract.py (the prefs engineer's file): the batch "
-                   "RuleExtractor run by consolidation still reads an idiom as an autonomy preference; it "
-                   "should skip the sentences wrapper.intents.reported() skips (phrase bank "
-                   "wrapper/data/addressed.json, readable by memory as data)")
 def test_a_motto_stays_no_preference_after_consolidation(store, ana, home):
     from memory import extract
 
