@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from consent import audit, records
+from consent.formats import sampling_record
 from consent.pseudonymize import Pseudonymizer, _norm, detect_patterns, read_deny_list, stated_terms
 from memory import messages, participants
 from memory.store import Store, StoreError
@@ -172,6 +173,11 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
                 "participants": [pids[p] for p in chosen], "counts": counts, "release": release_id,
                 "generator": "consent.export", "seed": seed, "probe_share": probe_share,
                 "session_gap_minutes": session_gap_minutes}
+    # V3: the draw's record, before anyone sees a probe (consent.releasecheck checks the stratum against it)
+    manifest["sampling"] = sampling_record(seed, probe_share, {
+        pids[p]: (sum(m.sender == "user" for m in data[p][0]),
+                  [g["probe_dayid"] for g in files[pids[p]]["chat_gold"] if g["stratum"] == "proportional"])
+        for p in chosen})
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
