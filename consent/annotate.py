@@ -368,7 +368,7 @@ def refuse_model(model: str) -> None:
 def draft_prompt(root: str | Path, key: str, stage: str, annotator: str) -> str:
     p = probe(root, key)
     stages = state(root, annotator, key).get(key, {})
-    template = resources.files("consent").joinpath("texts", DRAFT_PROMPT).read_text(encoding="utf-8")
+    template = resources.files("consent").joinpath("prompts", DRAFT_PROMPT).read_text(encoding="utf-8")
     line = lambda r: f"{r['dayid']} {r['sender']}: {r['text']}"  # noqa: E731
     earlier = {s: {k: v for k, v in stages[s].items() if k in MODELS[s].model_fields} for s in STAGES
                if s < stage and s in stages}
