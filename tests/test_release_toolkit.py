@@ -143,3 +143,201 @@ def test_annotated_release_passes_and_eval_scores_the_probes(finalized, tmp_path
     # π from the proportional stratum only: episodes among the 6 drawn probes
     pi = next(m for m in metrics if m["name"] == "demand_rate" and m["stratum"] == "proportional")
     assert pi["n"] == 6 and pi["value"] == pytest.approx(len(want) / 6)
+
+
+# --- one planted defect per check ---------------------------------------------------------------------
+
+
+def _rows(path):
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _put(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def _episode_line(gold):
+    return next(i for i, g in enumerate(gold) if g["annotation"] == "done" and g["grounding_dayids"])
+
+
+def plant_schema(rel):
+    conv = _rows(rel / "U01/conversation.jsonl")
+    del conv[1]["ts"]  # a companion reply without its time
+    _put(rel / "U01/conversation.jsonl", conv)
+    return "U01/conversation.jsonl", 2
+
+
+def plant_dayids(rel):
+    gold = _rows(rel / "U01/chat_gold.jsonl")
+    i = _episode_line(gold)
+    gold[i]["grounding_dayids"] = gold[i]["episode_refs"] = ["day9-1"]  # a claim citing a missing dayid
+    _put(rel / "U01/chat_gold.jsonl", gold)
+    return "U01/chat_gold.jsonl", i + 1
+
+
+def plant_order(rel):
+    conv = _rows(rel / "U01/conversation.jsonl")
+    conv[4]["ts"] = conv[2]["ts"]  # a message dated before the one above it
+    _put(rel / "U01/conversation.jsonl", conv)
+    return "U01/conversation.jsonl", 5
+
+
+def plant_window(rel):
+    gold = _rows(rel / "U01/chat_gold.jsonl")
+    i = _episode_line(gold)
+    gold[i]["grounding_dayids"] = gold[i]["episode_refs"] = [gold[i]["recent_context"][-1]]  # V2 broken
+    _put(rel / "U01/chat_gold.jsonl", gold)
+    return "U01/chat_gold.jsonl", i + 1
+
+
+def plant_sampling(rel):
+    gold = _rows(rel / "U01/chat_gold.jsonl")
+    i = next(i for i, g in enumerate(gold) if g["stratum"] == "control")
+    gold[i]["stratum"] = "proportional"  # a cold open moved into the blind stratum after the draw
+    _put(rel / "U01/chat_gold.jsonl", gold)
+    return "U01/chat_gold.jsonl", None
+
+
+def plant_identifiers(rel):
+    conv = _rows(rel / "U01/conversation.jsonl")
+    conv[2]["text"] += " (write to me at lena.vogt@gmail.com)"
+    _put(rel / "U01/conversation.jsonl", conv)
+    return "U01/conversation.jsonl", 3
+
+
+def plant_surrogates(rel):
+    conv = _rows(rel / "U01/conversation.jsonl")
+    said = " ".join(c["text"] for c in conv)
+    pool = releasecheck.surrogate_pools()
+    used = next(x for x in pool if f" {x} " in f" {said} ")
+    other = next(x for x in pool if x not in said and " " not in x)
+    gold = _rows(rel / "U01/chat_gold.jsonl")
+    i = next(i for i, g in enumerate(gold) if used in (g.get("reference_reply") or ""))
+    gold[i]["reference_reply"] = gold[i]["reference_reply"].replace(used, other)  # pseudonymized by another map
+    _put(rel / "U01/chat_gold.jsonl", gold)
+    return "U01/chat_gold.jsonl", i + 1
+
+
+def plant_counts(rel):
+    m = json.loads((rel / "manifest.json").read_text())
+    m["counts"]["U01"]["messages"] += 1
+    (rel / "manifest.json").write_text(json.dumps(m))
+    return "manifest.json", None
+
+
+def plant_annotation(rel):
+    gold = _rows(rel / "U01/chat_gold.jsonl")
+    i = _episode_line(gold)
+    gold[i]["trace"]["C"]["note"] = ""  # the tier's reasoning was not kept
+    _put(rel / "U01/chat_gold.jsonl", gold)
+    return "U01/chat_gold.jsonl", i + 1
+
+
+PLANTS = {c: globals()[f"plant_{c}"] for c in releasecheck.CHECKS}
+
+
+@pytest.mark.parametrize("check", releasecheck.CHECKS)
+def test_each_planted_defect_is_named_by_its_check(finalized, tmp_path, check):
+    rel, home, _ = finalized
+    copy = tmp_path / "rel"
+    shutil.copytree(rel, copy)
+    where, line = PLANTS[check](copy)
+    report = releasecheck.check(copy)
+    assert {f.check for f in report.failures} == {check}, [str(f) for f in report.failures]
+    assert any(f.file == where and (line is None or f.row == line) for f in report.failures), \
+        [str(f) for f in report.failures]
+
+
+def test_release_check_cli_names_check_file_and_line_and_exits_nonzero(finalized, tmp_path):
+    rel, home, _ = finalized
+    copy = tmp_path / "rel"
+    shutil.copytree(rel, copy)
+    where, line = plant_window(copy)
+    r = run(["release", "check", str(copy)], home, ok=False)
+    assert r.exit_code == 1
+    assert "window       FAILED (2)" in r.output  # grounding_dayids and episode_refs and f"{where} line {line}:" in r.output
+    assert "dayids       ok" in r.output
+
+
+def test_finalize_refuses_a_release_that_fails_the_check_and_changes_nothing(exported, tmp_path):
+    base, home = exported
+    rel = tmp_path / "rel"
+    shutil.copytree(base / "release", rel)
+    annotate_all(rel)
+    plant_counts(rel)
+    before = (rel / "U01/chat_gold.jsonl").read_text()
+    r = CliRunner().invoke(main, ["annotate", "finalize", str(rel), "--annotator", "rita"])
+    assert r.exit_code == 2 and "counts: manifest.json" in r.output
+    assert (rel / "U01/chat_gold.jsonl").read_text() == before
+
+
+# --- annotation rules ---------------------------------------------------------------------------------------
+
+
+def test_stages_in_order_evidence_checked_and_drafts_need_a_person(exported, tmp_path):
+    base, home = exported
+    rel = tmp_path / "rel"
+    shutil.copytree(base / "release", rel)
+    key = "U01/day1-15"  # recalls line 1 (day1-3); its recent window is day1-13, day1-14
+    with pytest.raises(A.AnnotationError, match="stage C comes after A, B"):
+        A.set_stage(rel, key, "C", {"tier": "basic", "category": "x", "rule": "r", "note": "n"}, "rita")
+    with pytest.raises(A.AnnotationError, match="note"):
+        A.set_stage(rel, key, "A", {"locus": "episode", "note": "  "}, "rita")
+    A.set_stage(rel, key, "A", {"locus": "episode", "note": "asks about the report"}, "rita")
+    with pytest.raises(A.AnnotationError, match="inside the recent window"):
+        A.set_stage(rel, key, "B", {"episode_refs": ["day1-14"], "grounding_dayids": ["day1-14"],
+                                    "referent_on_screen": "no", "note": "n"}, "rita")
+    with pytest.raises(A.AnnotationError, match="comes after the probe"):
+        A.set_stage(rel, key, "B", {"episode_refs": ["day1-16"], "grounding_dayids": ["day1-16"],
+                                    "referent_on_screen": "no", "note": "n"}, "rita")
+
+    # a model's draft is stored but does not count until a person confirms it
+    answer = json.dumps({"episode_refs": ["day1-3"], "profile_refs": [], "grounding_dayids": ["day1-3"],
+                         "referent_on_screen": "no", "note": "line day1-3 is the report"})
+    prompts = []
+    A.draft(rel, key, "B", "rita", "openai/some-capable-model", lambda p: prompts.append(p) or answer)
+    assert "day1-3 user: work was long today" in prompts[0] and "day1-13" in prompts[0]
+    with pytest.raises(A.AnnotationError, match="B, not yet confirmed"):
+        A.set_stage(rel, key, "C", {"tier": "basic", "category": "x", "rule": "r", "note": "n"}, "rita")
+    with pytest.raises(A.AnnotationError, match="cannot draft"):
+        A.draft(rel, key, "C", "rita", "local/smollm2-135m", lambda p: "{}")
+    rec = A.confirm(rel, key, "B", "rita")
+    assert rec["confirmed"] and rec["by"] == "rita" and rec["drafted_by"] == "openai/some-capable-model"
+    # changing stage A makes B stale: it has to be done again
+    A.set_stage(rel, key, "A", {"locus": "none", "note": "second thoughts"}, "rita")
+    assert set(A.state(rel, "rita")[key]) == {"A"}
+
+
+def test_history_is_searchable_and_excludes_the_recent_window(exported):
+    base, _ = exported
+    p = A.probe(base / "release", "U01/day1-15")
+    assert [r["dayid"] for r in A.window(base / "release", p)] == ["day1-13", "day1-14"]
+    hits = A.history(base / "release", p, "quarterly report")
+    assert [r["dayid"] for r in hits] == ["day1-3", "day1-4"]  # the message and the echo of it
+
+
+# --- agreement ----------------------------------------------------------------------------------------------
+
+
+def test_cohen_kappa_hand_case():
+    # po = 3/4; pe = (2/4)(1/4) + (2/4)(3/4) = 1/2; kappa = (3/4 - 1/2) / (1/2) = 1/2
+    assert A.cohen_kappa(["e", "e", "n", "n"], ["e", "n", "n", "n"]) == pytest.approx(0.5)
+    assert A.cohen_kappa(["n", "n"], ["n", "n"]) is None  # chance agreement 1: undefined, not 1.0
+
+
+def test_two_annotators_agreement(exported, tmp_path):
+    base, _ = exported
+    rel = tmp_path / "rel"
+    shutil.copytree(base / "release", rel)
+    keys = annotate_all(rel, "rita")
+    assert sorted((k, locus) for k, locus, _ in keys) == [
+        ("U01/day1-11", "none"), ("U01/day1-13", "none"), ("U01/day1-15", "episode"), ("U01/day1-17", "none"),
+        ("U01/day1-21", "episode"), ("U01/day1-3", "none")]
+    annotate_all(rel, "sam", flip={"U01/day1-15"})
+    r = CliRunner().invoke(main, ["annotate", "agreement", str(rel), "--annotators", "rita,sam", "--json"])
+    got = json.loads(r.output)
+    # locus: rita n n e n e n, sam n n n n e n: po 5/6, pe (2/6)(1/6) + (4/6)(5/6) = 22/36 -> kappa 4/7
+    assert got["locus"]["n"] == 6 and got["locus"]["kappa"] == pytest.approx(4 / 7)
+    # tier: rita b b i b i b, sam b b edge b i b: po 5/6, pe 16/36 + 2/36 = 1/2 -> kappa 2/3
+    assert got["tier"]["kappa"] == pytest.approx(2 / 3)
+    assert got["demand"]["kappa"] == pytest.approx(4 / 7) and got["demand"]["disagreements"] == ["U01/day1-15"]
