@@ -879,10 +879,3 @@ def memory_export(participant, out, settings):
 
 if __name__ == "__main__":
     main()
-
-
-# The release toolkit (companion/releasecli.py): `release check` and `annotate`.
-from companion.releasecli import annotate, release  # noqa: E402
-
-main.add_command(release)
-main.add_command(annotate)
