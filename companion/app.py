@@ -17,7 +17,7 @@ from pathlib import Path
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
 
-from companion import auth, inspector, researcher, trials
+from companion import annotatepanel, auth, inspector, researcher, trials
 from consent import access
 from companion.settings import Settings
 from companion.turn import turn
@@ -256,6 +256,8 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
                     t_fix = gr.Button("Fix the first gate")
                     t_rand = gr.Button("Randomize per turn")
                 t_msg = gr.Markdown()
+                gr.Markdown("#### Annotate a release")
+                annotatepanel.build(session, settings)  # companion/annotatepanel.py
 
         def show(stage: str):
             return (gr.update(visible=stage == "signin"), gr.update(visible=stage == "consent"),
