@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Callable
 
 from consent import audit, records
-from consent.formats import sampling_record
 from consent.pseudonymize import Pseudonymizer, _norm, detect_patterns, read_deny_list, stated_terms
 from memory import messages, participants
 from memory.store import Store, StoreError
@@ -173,11 +172,6 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
                 "participants": [pids[p] for p in chosen], "counts": counts, "release": release_id,
                 "generator": "consent.export", "seed": seed, "probe_share": probe_share,
                 "session_gap_minutes": session_gap_minutes}
-    # V3: the draw's record, before anyone sees a probe (consent.releasecheck checks the stratum against it)
-    manifest["sampling"] = sampling_record(seed, probe_share, {
-        pids[p]: (sum(m.sender == "user" for m in data[p][0]),
-                  [g["probe_dayid"] for g in files[pids[p]]["chat_gold"] if g["stratum"] == "proportional"])
-        for p in chosen})
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
@@ -211,6 +205,8 @@ def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
     def dump(x):
         return json.dumps(x, ensure_ascii=False)
 
+    from consent.formats import with_sampling  # V3: the draw's record, written before anyone sees a probe
+    manifest = with_sampling(manifest, files)
     (root / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     for pid, f in files.items():
         d = root / pid

@@ -222,6 +222,16 @@ def sampling_record(seed: int, share: float, drawn: dict[str, tuple[int, list[st
         for pid, (n, ds) in drawn.items()}).model_dump(mode="json")
 
 
+def with_sampling(manifest: dict, files: dict[str, dict]) -> dict:
+    """An exporter's manifest with its sampling record added (files: pid -> {"conversation", "chat_gold"})."""
+    if "sampling" in manifest or "seed" not in manifest or "probe_share" not in manifest:
+        return manifest
+    return {**manifest, "sampling": sampling_record(manifest["seed"], manifest["probe_share"], {
+        pid: (sum(r["sender"] == "user" for r in f["conversation"]),
+              [g["probe_dayid"] for g in f.get("chat_gold") or [] if g["stratum"] == "proportional"])
+        for pid, f in files.items()})}
+
+
 # Annotation stages (docs/FORMAT.md): each finished probe's `trace` holds one entry per stage with
 # the annotator's reasoning note, who confirmed it and which model (if any) drafted it.
 STAGES = {"A": "what the probe points at", "B": "evidence checked against the source",
