@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -47,11 +48,10 @@ def annotate_all(rel, annotator="rita", flip=()):
     recent window is an episode grounded on it; one whose line is on screen is thread; else none."""
     keys = []
     for p in A.probes(rel):
-        i = CHAT.index(p.text) if p.text in CHAT else None
         conv = p.conversation
-        recalled = REFERS.get(i)
-        target = next((c["dayid"] for c in conv if c["sender"] == "user" and c["text"] == CHAT[recalled]), None) \
-            if recalled is not None else None
+        users = [c["dayid"] for c in conv if c["sender"] == "user"]  # the i-th is CHAT[i] (names pseudonymized)
+        recalled = REFERS.get(users.index(p.row["probe_dayid"]))
+        target = users[recalled] if recalled is not None else None
         window = [c["dayid"] for c in conv[max(0, p.at - W):p.at]]
         if target and target not in window:
             locus, refs, tier = "episode", [target], "intermediate"
@@ -84,7 +84,7 @@ def exported(tmp_path_factory):
     out = run(["chat", "-p", "ana", "--model", "echo"], home, input="\n".join(CHAT) + "\n").output
     assert out.count("You said") == len(CHAT)
     run(["export", "--out", str(base / "release"), "--seed", "4", "--recent-window", str(W),
-         "--probe-share", "0.5"], home)
+         "--probe-share", "1.0"], home)  # every message a probe: the test does not depend on the draw's key
     return base, home
 
 
@@ -103,23 +103,23 @@ def test_export_records_its_blind_draw_and_passes_the_check(exported):
     base, home = exported
     manifest = json.loads((base / "release" / "manifest.json").read_text())
     s = manifest["sampling"]
-    assert s["seed"] == 4 and s["share"] == 0.5
-    assert s["participants"]["U01"]["population"] == len(CHAT) and s["participants"]["U01"]["drawn"] == 6
+    assert s["seed"] == 4 and s["share"] == 1.0
+    assert s["participants"]["U01"]["population"] == len(CHAT) and s["participants"]["U01"]["drawn"] == len(CHAT)
     r = run(["release", "check", str(base / "release"), "--surrogate-map"], home)
-    assert "sampling     ok" in r.output and "6 pending" in r.output
+    assert "sampling     ok" in r.output and f"{len(CHAT)} pending" in r.output
     assert "Lena" not in (base / "release" / "U01" / "conversation.jsonl").read_text()
 
 
 def test_annotated_release_passes_and_eval_scores_the_probes(finalized, tmp_path):
     rel, home, keys = finalized
     episodes = [k for k, locus, _ in keys if locus == "episode"]
-    assert len(keys) == 6 and episodes  # the seed draws probes of both kinds
+    assert len(keys) == len(CHAT) and len(episodes) == 5  # REFERS: five lines recall one outside the window
     rows = [json.loads(x) for x in (rel / "U01" / "chat_gold.jsonl").read_text().splitlines()]
     done = [g for g in rows if g["annotation"] == "done"]
-    assert len(done) == 6 and all(g["scoreable"] for g in done)
+    assert len(done) == len(CHAT) and all(g["scoreable"] for g in done)
     assert all(set(g["trace"]) == set("ABCDE") and g["trace"]["B"]["note"] for g in done)
     r = run(["release", "check", str(rel)], home)
-    assert "FAILED" not in r.output and "6 probes annotated, 0 pending" in r.output
+    assert "FAILED" not in r.output and f"{len(CHAT)} probes annotated, 0 pending" in r.output
 
     out = tmp_path / "report"
     run(["eval", "retrieval", "abstention", "demand", "--corpus", str(rel), "--out", str(out), "--gate", "lexical"],
@@ -137,12 +137,12 @@ def test_annotated_release_passes_and_eval_scores_the_probes(finalized, tmp_path
     assert metric("retrieval", "recall@5", "oracle", "chat:with_gold")["value"] == 1.0
     assert metric("retrieval", "recall@5", "oracle", "chat:with_gold")["n"] == len(want)
     assert metric("retrieval", "recall@5", "broken_oracle", "chat:with_gold")["value"] == 0.0
-    # abstention: the 6 annotated probes and the one cold open, the episodes as positives
-    assert metric("abstention", "auroc", "lexical", "chat:scoreable, y=memory_bearing")["n"] == 7
+    # abstention: every annotated probe, the episodes as positives
+    assert metric("abstention", "auroc", "lexical", "chat:scoreable, y=memory_bearing")["n"] == len(CHAT)
     assert metric("abstention", "recall", "lexical", "chat:scoreable, y=memory_bearing")["n"] == len(want)
-    # π from the proportional stratum only: episodes among the 6 drawn probes
+    # π from the proportional stratum only: episodes among the drawn probes
     pi = next(m for m in metrics if m["name"] == "demand_rate" and m["stratum"] == "proportional")
-    assert pi["n"] == 6 and pi["value"] == pytest.approx(len(want) / 6)
+    assert pi["n"] == len(CHAT) and pi["value"] == pytest.approx(5 / len(CHAT))
 
 
 # --- one planted defect per check ---------------------------------------------------------------------
@@ -177,7 +177,8 @@ def plant_dayids(rel):
 
 def plant_order(rel):
     conv = _rows(rel / "U01/conversation.jsonl")
-    conv[4]["ts"] = conv[2]["ts"]  # a message dated before the one above it
+    earlier = datetime.fromisoformat(conv[3]["ts"]) - timedelta(days=1)
+    conv[4]["ts"] = earlier.isoformat()  # a message dated before the one above it
     _put(rel / "U01/conversation.jsonl", conv)
     return "U01/conversation.jsonl", 5
 
@@ -192,9 +193,11 @@ def plant_window(rel):
 
 def plant_sampling(rel):
     gold = _rows(rel / "U01/chat_gold.jsonl")
-    i = next(i for i, g in enumerate(gold) if g["stratum"] == "control")
-    gold[i]["stratum"] = "proportional"  # a cold open moved into the blind stratum after the draw
+    del gold[_episode_line(gold)]  # a hard probe quietly dropped from the blind stratum: π would move
     _put(rel / "U01/chat_gold.jsonl", gold)
+    m = json.loads((rel / "manifest.json").read_text())
+    m["counts"]["U01"]["chat_rows"] -= 1  # and the counts kept in step, so only the draw tells
+    (rel / "manifest.json").write_text(json.dumps(m))
     return "U01/chat_gold.jsonl", None
 
 
@@ -211,9 +214,10 @@ def plant_surrogates(rel):
     pool = releasecheck.surrogate_pools()
     used = next(x for x in pool if f" {x} " in f" {said} ")
     other = next(x for x in pool if x not in said and " " not in x)
+    assert used  # the conversation does carry a surrogate
     gold = _rows(rel / "U01/chat_gold.jsonl")
-    i = next(i for i, g in enumerate(gold) if used in (g.get("reference_reply") or ""))
-    gold[i]["reference_reply"] = gold[i]["reference_reply"].replace(used, other)  # pseudonymized by another map
+    i = _episode_line(gold)
+    gold[i]["reference_reply"] = f"Say hi to {other} from me."  # a name from another map than the conversation's
     _put(rel / "U01/chat_gold.jsonl", gold)
     return "U01/chat_gold.jsonl", i + 1
 
@@ -330,14 +334,15 @@ def test_two_annotators_agreement(exported, tmp_path):
     rel = tmp_path / "rel"
     shutil.copytree(base / "release", rel)
     keys = annotate_all(rel, "rita")
-    assert sorted((k, locus) for k, locus, _ in keys) == [
-        ("U01/day1-11", "none"), ("U01/day1-13", "none"), ("U01/day1-15", "episode"), ("U01/day1-17", "none"),
-        ("U01/day1-21", "episode"), ("U01/day1-3", "none")]
+    assert sorted(k for k, locus, _ in keys if locus == "episode") == [
+        "U01/day1-15", "U01/day1-19", "U01/day1-21", "U01/day1-23", "U01/day1-9"]
     annotate_all(rel, "sam", flip={"U01/day1-15"})
     r = CliRunner().invoke(main, ["annotate", "agreement", str(rel), "--annotators", "rita,sam", "--json"])
     got = json.loads(r.output)
-    # locus: rita n n e n e n, sam n n n n e n: po 5/6, pe (2/6)(1/6) + (4/6)(5/6) = 22/36 -> kappa 4/7
-    assert got["locus"]["n"] == 6 and got["locus"]["kappa"] == pytest.approx(4 / 7)
-    # tier: rita b b i b i b, sam b b edge b i b: po 5/6, pe 16/36 + 2/36 = 1/2 -> kappa 2/3
-    assert got["tier"]["kappa"] == pytest.approx(2 / 3)
-    assert got["demand"]["kappa"] == pytest.approx(4 / 7) and got["demand"]["disagreements"] == ["U01/day1-15"]
+    # locus over 12 probes: rita 5 episode / 7 none, sam 4 / 8, one disagreement:
+    # po = 11/12 = 132/144, pe = (5/12)(4/12) + (7/12)(8/12) = 76/144 -> kappa (132 - 76) / (144 - 76) = 14/17
+    assert got["locus"]["n"] == 12 and got["locus"]["kappa"] == pytest.approx(14 / 17)
+    # tier: rita 5 intermediate / 7 basic, sam 4 intermediate / 7 basic / 1 edge:
+    # pe = (5/12)(4/12) + (7/12)(7/12) = 69/144 -> kappa (132 - 69) / (144 - 69) = 63/75
+    assert got["tier"]["kappa"] == pytest.approx(63 / 75)
+    assert got["demand"]["kappa"] == pytest.approx(14 / 17) and got["demand"]["disagreements"] == ["U01/day1-15"]
