@@ -274,6 +274,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
     proportional: dict[str, list[str]] = {}
     users: dict[str, int] = {}
     pending = done = 0
+    demand = [0, 0]  # proportional, annotated and scoreable: [citing the past, all]
 
     for pid in pids:
         d = root / pid
@@ -418,6 +419,9 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
                     r.fail("annotation", rel, n, f"probe {probe} is scoreable but its annotation is pending")
             elif status == "done":
                 done += 1
+                if g.get("stratum") == "proportional" and g.get("scoreable"):
+                    demand[0] += bool(g.get("grounding_dayids"))
+                    demand[1] += 1
                 trace = g.get("trace") or {}
                 for s in STAGES:
                     st = trace.get(s)
@@ -449,6 +453,10 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
     _surrogates(r, convs, derived)
     if pending or done:
         report.notes.append(f"annotation: {done} probes annotated, {pending} pending (not scoreable)")
+    if demand[1]:
+        drawn = sum(len(v) for v in proportional.values())
+        report.notes.append(f"demand: {demand[0]} of {demand[1]} annotated scoreable probes of the proportional "
+                            f"stratum ({drawn} drawn) cite the past: π = {demand[0] / demand[1]:.3f}")
     return report
 
 

@@ -120,6 +120,8 @@ def test_annotated_release_passes_and_eval_scores_the_probes(finalized, tmp_path
     assert all(set(g["trace"]) == set("ABCDE") and g["trace"]["B"]["note"] for g in done)
     r = run(["release", "check", str(rel)], home)
     assert "FAILED" not in r.output and f"{len(CHAT)} probes annotated, 0 pending" in r.output
+    assert "demand: 5 of 12 annotated scoreable probes of the proportional stratum (12 drawn) cite the past: " \
+           "π = 0.417" in r.output
 
     out = tmp_path / "report"
     run(["eval", "retrieval", "abstention", "demand", "--corpus", str(rel), "--out", str(out), "--gate", "lexical"],
