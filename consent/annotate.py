@@ -392,6 +392,7 @@ def draft(root: str | Path, key: str, stage: str, annotator: str, model: str,
         data = None
     if not isinstance(data, dict):
         raise AnnotationError(f"{key} stage {stage}: {model} did not answer with a JSON object: {text[:200]!r}")
+    data = {k: v for k, v in data.items() if k in MODELS[stage].model_fields}  # a chatty model's extra keys
     return set_stage(root, key, stage, data, annotator, drafted_by=model, confirmed=False)
 
 
