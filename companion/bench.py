@@ -6,8 +6,9 @@ messages a day) is ingested through `messages.append_many` (embedding and vector
 included) in batches. Then, for each of N distinct query texts that are not in the log:
 
 - the decision path, as the live turn runs it minus generation: a fresh bound and recent
-  window, a fresh TurnContext, the `lexical` gate's decide, the `hybrid` retriever's
-  search(k=10) and the `earlier_turns` policy's apply, all built through the registry;
+  window, a fresh TurnContext, the default gate's decide, the default retriever's search(k=10)
+  (both from companion/settings.py, with their default params) and the `earlier_turns`
+  policy's apply, all built through the registry;
 - the floor, on the same query: one query embedding + a numpy brute-force top-10 over the
   same vector matrix + one BM25 query (`store.bm25.scores`) and its top-10.
 
@@ -276,6 +277,12 @@ def ingest(store, participant: str, rows: list[dict], batch_size: int, progress=
             "embed_rate_per_s": round(len(rows) / spent["embed"], 1) if spent["embed"] else None}
 
 
+def settings_default(kind: str) -> str:
+    from companion.settings import Settings
+
+    return Settings.model_fields[kind].default
+
+
 def decision_path(store, participant: str, text: str, recent_window: int = 6, k: int = 10):
     """The live turn's decide + retrieve + apply, on a fresh context, without generation."""
     from memory import messages, registry
@@ -284,8 +291,8 @@ def decision_path(store, participant: str, text: str, recent_window: int = 6, k:
     as_of = messages.next_ordinal(store, participant)
     ctx = TurnContext(store=store, participant=participant, text=text, context="personal", as_of=as_of,
                       recent=messages.read(store, participant, as_of, limit=recent_window))
-    gate = registry.create("gate", "lexical")
-    retriever = registry.create("retriever", "hybrid")
+    gate = registry.create("gate", settings_default("gate"))
+    retriever = registry.create("retriever", settings_default("retriever"))
     policy = registry.create("policy", "earlier_turns")
     decision = gate.decide(ctx)
     hits = retriever.search(ctx, ctx.text, k)
@@ -496,6 +503,7 @@ def run(n_messages: int = 30000, n_queries: int = 200, seed: int = 7, data_dir: 
         "floor_parts_p50_ms": {k: _ms(v)["p50"] for k, v in parts.items()},
         "ratio_p50": round(path["p50"] / flo["p50"], 3), "ratio_p95": round(path["p95"] / flo["p95"], 3),
         "gate_retrieved": retrieved,
+        "path_plugins": {k: settings_default(k) for k in ("gate", "retriever")},
         "path_work_per_turn": per_turn,
         "bm25": bm25,
     }
@@ -519,7 +527,8 @@ def render(r: dict) -> str:
         f"  floor parts p50: embed {r['floor_parts_p50_ms']['embed']:.2f}, dense top-10 "
         f"{r['floor_parts_p50_ms']['dense']:.2f}, bm25 top-10 {r['floor_parts_p50_ms']['bm25']:.2f}",
         f"ratio path/floor  p50 {r['ratio_p50']:.3f}   p95 {r['ratio_p95']:.3f}   (target p50 <= 1.5)",
-        f"gate retrieved on {r['gate_retrieved']}/{r['queries']} turns (the path searched on all)",
+        f"gate retrieved on {r['gate_retrieved']}/{r['queries']} turns (the path searched on all; "
+        f"gate {r['path_plugins']['gate']}, retriever {r['path_plugins']['retriever']})",
         "one turn's work: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in r["path_work_per_turn"].items()),
         "",
         f"BM25 at {b['documents']} documents, {b['queries']} queries (rank-bm25 index built in "

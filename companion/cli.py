@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import threading
 
 import click
 
@@ -97,21 +98,22 @@ def _check_researcher(settings, password: str) -> None:
     limiter.succeeded("researcher")
 
 
-def check_participant(settings, participant, passphrase=None, researcher_password=None) -> None:
-    """Let the command go on, or fail: see the comment above."""
+def check_participant(settings, participant, passphrase=None, researcher_password=None) -> dict | None:
+    """Let the command go on, or fail: see the comment above. Returns the participant's row as
+    it was when checked (None: no such participant), for a caller that must act on exactly it."""
     from companion import auth
     from memory import participants
 
-    if researcher_password:
-        _check_researcher(settings, researcher_password)
-        return
     store = open_store(settings)
     try:
         record = participants.get(store, participant)
     finally:
         store.close()
+    if researcher_password:
+        _check_researcher(settings, researcher_password)
+        return record
     if record is None or not record["pass_hash"]:
-        return  # unknown: the command says so; no passphrase: open (see above)
+        return record  # unknown: the command says so; no passphrase: open (see above)
     if not passphrase:
         fail(f"{participant!r} has a passphrase: give it with --passphrase or COMPANION_PASSPHRASE "
              "(or use --researcher-password)")
@@ -123,6 +125,7 @@ def check_participant(settings, participant, passphrase=None, researcher_passwor
         limiter.failed(participant)
         fail(f"wrong passphrase for {participant!r}")
     limiter.succeeded(participant)
+    return record
 
 
 def check_researcher(settings, researcher_password=None) -> None:
@@ -217,11 +220,14 @@ def chat(participant, context, model, gate, retriever, policy, settings):
     state = consent.status(store, participant)
     if not state.accepted:
         fail(consent.refusal(participant, state))
-    interactive = sys.stdin.isatty()
+    interactive = _is_terminal()
     # Undecodable input must reach the message check (which refuses it by name), not crash input().
     sys.stdin.reconfigure(errors="surrogateescape")
     if interactive:
-        click.echo(f"Chatting as {participant} ({context}) with {settings.model}. Ctrl-D to stop.")
+        click.echo(f"Chatting as {participant} ({context}) with {settings.model}. Type quit or exit "
+                   "(or Ctrl-D) to stop.")
+    taken = refused = 0  # a script whose every line was refused must not look like success
+    first = True
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -231,7 +237,16 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             if interactive:
                 continue
             click.echo("error: empty message skipped", err=True)
+            refused += 1
             continue
+        if interactive and line.strip().lower() in LEAVE_WORDS:
+            break  # at a terminal these leave; a script's lines are all messages
+        if first:
+            # The first turn loads the embedding model and, for the embedded default, the chat model:
+            # say so (on stderr, so a script's stdout stays one reply a line).
+            first = False
+            click.echo(f"(loading the memory index and the model {settings.model} for the first reply; "
+                       "this can take a while)", err=True)
         streamed: list[str] = []
         if interactive:
             click.echo("companion> ", nl=False)
@@ -245,7 +260,9 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             result = turn(store, participant, line, context=context, settings=settings, on_token=on_token)
         except (StoreError, ValueError) as e:
             click.echo(f"error: {e}", err=True)
+            refused += 1
             continue
+        taken += 1
         if interactive:
             said = "".join(streamed).strip()
             if not result.reply or not said:
@@ -255,8 +272,23 @@ def chat(participant, context, model, gate, retriever, policy, settings):
             else:  # the wrapper reshaped them (questions deferred, topics grouped ...)
                 click.echo(f"\n(as delivered)\n{result.shown}")
         else:
-            click.echo(result.shown)
+            click.echo(one_line(result.shown))
             sys.stdout.flush()
+    if refused and not taken:
+        fail(f"none of the {refused} message{'s' if refused != 1 else ''} was taken")
+
+
+LEAVE_WORDS = {"quit", "exit", "/quit", "/exit", ":q"}
+
+
+def _is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def one_line(text: str) -> str:
+    """A reply as one line of a scripted chat: backslashes and line breaks escaped (\\, \\n), so a
+    reader splits replies on newlines and gets paragraphs back by unescaping."""
+    return text.replace("\\", "\\\\").replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
 
 
 @main.group()
@@ -269,6 +301,7 @@ def consent():
 @common
 @guarded("participant-if-named")
 def consent_show(participant, settings):
+    """Print the current consent text and its scopes; with -p, also that participant's consent state."""
     from consent import records
 
     cur = records.current()
@@ -293,13 +326,16 @@ def consent_accept(participant, scopes, tz, passphrase, researcher_password, set
     from companion import auth
     from consent import records
 
-    check_participant(settings, participant, passphrase, researcher_password)
+    # Consent goes to exactly the account that was checked: a name created by someone else
+    # after the check (a sign-up in the app) is refused, not joined.
+    checked = check_participant(settings, participant, passphrase, researcher_password)
     store = open_store(settings)
     try:
         pass_hash = auth.hash_passphrase(passphrase) if passphrase else None
         st = records.accept(store, participant,
                             scopes=tuple(s.strip() for s in scopes.split(",")) if scopes else None,
-                            pass_hash=pass_hash, tz=tz)
+                            pass_hash=pass_hash, tz=tz, new=checked is None,
+                            verified=None if checked is None else (checked["uid"], checked["pass_hash"]))
     except (StoreError, ValueError) as e:
         fail(str(e))
     click.echo(f"{participant}: consent version {st.version} accepted (scopes: {', '.join(st.scopes)})")
@@ -311,12 +347,20 @@ def consent_accept(participant, scopes, tz, passphrase, researcher_password, set
               help="Withdraw only this scope (e.g. export) and keep chatting; without it, withdraw "
                    "entirely and erase the participant everywhere.")
 @click.option("--json", "as_json", is_flag=True, help="Print the erasure report as JSON.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (for scripts).")
 @common
 @guarded("participant")
-def consent_withdraw(participant, scope, as_json, settings):
+def consent_withdraw(participant, scope, as_json, yes, settings):
+    """Withdraw PARTICIPANT's consent. Without --scope this erases everything stored about them,
+    everywhere, and cannot be undone: it asks first unless --yes is given."""
     from consent import records
 
     store = open_store(settings)
+    if not scope and not yes:
+        _memory_participant(store, participant, need_consent=False)  # an unknown name fails before asking
+        if not click.confirm(f"Erase everything stored about {participant} (messages, memory, traces, "
+                             "actions)? This cannot be undone", default=False, err=True):
+            fail("nothing was erased")
     try:
         if scope:
             st = records.withdraw_scope(store, participant, scope.strip())
@@ -406,7 +450,7 @@ def consent_sweep(older_than_days, settings):
 
 
 @main.command("export")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", default=None, type=click.Path(file_okay=False),
               help="Release folder to write (benchmark format).")
 @click.option("--participants", default=None,
               help="Comma-separated participants (default: everyone who consented to export).")
@@ -417,25 +461,54 @@ def consent_sweep(older_than_days, settings):
 @click.option("--probe-share", type=float, default=0.1, show_default=True,
               help="Share of participant messages drawn (blind to need) as proportional probes.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier release at --out.")
+@click.option("--reissue", default=None, metavar="RELEASE",
+              help="Write RELEASE again to --out without the participants who withdrew since (same U-numbers).")
+@click.option("--ledger", "show_ledger", is_flag=True, help="List every release: folder, state, U-numbers.")
+@click.option("--recalls", is_flag=True, help="List releases holding someone who has withdrawn since.")
 @common
 @guarded("researcher")
-def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, settings):
+def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, reissue, show_ledger,
+               recalls, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
     import companion.release_sources  # noqa: F401  (profile.jsonl and persona.json from derived memory)
     from consent import export as exporter
+    from consent import ledger
 
+    if show_ledger or recalls:
+        if out or reissue:
+            fail("--ledger and --recalls only list; do not combine them with --out or --reissue")
+        store = open_store(settings)
+        if show_ledger:
+            for r in ledger.releases(store.conn):
+                who = ", ".join(m["pseudonym"] + (" (withdrawn)" if m["withdrawn_at"] else "") for m in r["members"])
+                again = f", re-issue of {r['reissue_of']}" if r["reissue_of"] else ""
+                click.echo(f"{r['release']}  {r['created_at'][:16]}  {r['state']}{again}  {r['folder']}  [{who}]")
+        if recalls:
+            todo = ledger.recalls(store, exporter.eligible(store))
+            for r in todo:
+                click.echo(f"recall {r['release']} at {r['folder']}: withdrawn {', '.join(r['withdrawn'])}; "
+                           f"re-issue with: companion export --reissue {r['release']} --out NEW_DIR")
+            if not todo:
+                click.echo("no release holds anyone who has withdrawn")
+        return
+    if not out:
+        fail("--out is required to write a release")
     names = [p.strip() for p in participants.split(",") if p.strip()] if participants else None
     try:
         r = exporter.export(open_store(settings), out, names, seed=seed, deny_list=deny_list,
                             recent_window=settings.recent_window if recent_window is None else recent_window,
-                            probe_share=probe_share, overwrite=overwrite)
+                            probe_share=probe_share, overwrite=overwrite, reissue=reissue)
     except exporter.ReleaseRefused as e:
         fail(str(e))
     except (StoreError, FileExistsError, ValueError) as e:
         fail(str(e))
+    for path in r["cleaned"]:
+        click.echo(f"removed {path}: an unfinished export's staging folder (it never passed the gates)")
     for pid, c in r["participants"].items():
         click.echo(f"{pid}: {c['messages']} messages, {c['chat_rows']} probe candidates, {c['claims']} claims")
-    click.echo(f"release {r['release']} written to {r['path']} ({r['surrogates']} surrogates, map kept in the database)")
+    again = f" (re-issue of {r['reissue_of']})" if r["reissue_of"] else ""
+    click.echo(f"release {r['release']}{again} written to {r['path']} ({r['surrogates']} surrogates, "
+               "map kept in the database)")
 
 
 @main.command("messages")
@@ -476,29 +549,56 @@ def actions_list(participant, show_all, as_json, settings):
     store = open_store(settings)
     _memory_participant(store, participant, need_consent=False)  # names an unknown participant
     rows = actions.history(store, participant) if show_all else actions.pending(store, participant)
+    number = _numbers(store, participant)
     if as_json:
-        click.echo(json.dumps([a.public() for a in rows], ensure_ascii=False, indent=1))
-    else:
-        for a in rows:
-            click.echo(f"{a.id:>5}  {a.status:<14} {a.context:<8} {a.summary}")
+        click.echo(json.dumps([{**a.public(), "number": number.get(a.id)} for a in rows], ensure_ascii=False,
+                              indent=1))
+        return
+    if not rows:
+        click.echo(f"No actions for {participant} yet." if show_all else
+                   f"Nothing waits for {participant}'s approval." + ("" if show_all else " (--all lists everything)"))
+        return
+    width = max(1, *(len(str(number.get(a.id, "-"))) for a in rows))
+    click.echo(f"{'#':>{width}}  {'status':<14} {'context':<8} action")
+    for a in rows:
+        click.echo(f"{number.get(a.id, '-'):>{width}}  {a.status:<14} {a.context:<8} {a.summary}")
+
+
+def _numbers(store, participant: str) -> dict[int, int]:
+    """Action id -> the participant's own number for it: 1, 2, 3 ... over the actions they could
+    see, so dropped ones (never shown) leave no gaps and nobody else's actions count."""
+    from companion import actions
+
+    shown = [a.id for a in actions.history(store, participant) if a.status != "dropped"]
+    return {aid: n for n, aid in enumerate(sorted(shown), 1)}
 
 
 def _resolve_cmd(approve: bool):
-    @click.argument("action_id", type=int)
+    @click.argument("number", type=int)
     @click.option("--participant", "-p", required=True)
+    @click.option("--id", "by_id", is_flag=True, help="NUMBER is the stored id (`id` in --json), not the # listed.")
     @common
     @guarded("participant")
-    def cmd(action_id, participant, settings):
+    def cmd(number, participant, by_id, settings):
         from companion import actions
 
         store = open_store(settings)
+        if by_id:
+            action_id = number
+        else:
+            ids = {n: aid for aid, n in _numbers(store, participant).items()}
+            if number not in ids:
+                fail(f"no action #{number} for {participant}: `companion actions list -p {participant} --all` "
+                     "lists them")
+            action_id = ids[number]
         try:
             row = (actions.approve if approve else actions.reject)(store, participant, action_id, via="cli")
         except actions.ActionError as e:
             fail(str(e))
         click.echo(f"{row.status}: {row.summary}")
 
-    cmd.__doc__ = "Approve a held action: it runs now." if approve else "Reject a held action: it never runs."
+    cmd.__doc__ = ("Approve held action NUMBER (the # in `actions list`): it runs now." if approve else
+                   "Reject held action NUMBER (the # in `actions list`): it never runs.")
     return cmd
 
 
@@ -531,13 +631,17 @@ def plugins(settings):
     """Every registered gate, retriever, policy and model backend, by name."""
     from memory import registry
 
-    for kind in ("gate", "retriever", "policy", "model"):
+    kinds = ("gate", "retriever", "policy", "model")
+    names = {kind: registry.names(kind) for kind in kinds}
+    # One width for every section, from the longest name, so a name never runs into its description.
+    width = max(len(n) for ns in names.values() for n in ns) + 2
+    for kind in kinds:
         rows = []
-        for name in registry.names(kind):
+        for name in names[kind]:
             obj = registry.get(kind, name)
             doc = (obj.__doc__ or "").strip().splitlines()
             tag = " (eval only)" if getattr(obj, "eval_only", False) else ""
-            rows.append(f"  {name:<16}{doc[0] if doc else ''}{tag}")
+            rows.append(f"  {name:<{width}}{doc[0].strip() if doc else ''}{tag}".rstrip())
         click.echo(f"{kind.replace('policy', 'policie')}s:\n" + "\n".join(rows))
 
 
@@ -617,9 +721,51 @@ def serve(host, port, model, gate, retriever, policy, researcher_password, setti
     """Serve the Gradio app (default http://127.0.0.1:7860)."""
     from companion import app
 
+    from companion import gateway
+
     settings = with_plugins(settings, host=host, port=port, model=model, gate=gate, retriever=retriever,
                             policy=policy, researcher_password=researcher_password)
+    resolved = gateway.resolve(settings.model)
+    embedded = resolved.startswith("local/")
+    click.echo(f"companion: model {resolved}" + (
+        " (the embedded demo model: small, it loses the thread; see \"Connecting a real model\" in the README)"
+        if embedded else ""))
+    click.echo(f"companion: data in {settings.data_dir}")
+    if embedded:
+        from companion.backends import local
+
+        click.echo("companion: loading the model ...")
+        try:
+            local.load(resolved)  # now, once, not inside the first participant's turn
+        except local.LocalModelError as e:
+            fail(str(e))
+    url = _url(settings.host, settings.port)
+    click.echo(f"companion: starting on {url} ...")
+    sys.stdout.flush()
+    threading.Thread(target=_say_ready, args=(settings.host, settings.port, url), daemon=True).start()
     app.serve(settings)
+
+
+def _say_ready(host: str, port: int, url: str, wait: float = 300.0) -> None:
+    """Print the ready line once the app answers on its port (app.serve blocks until Ctrl-C)."""
+    import socket
+    import time
+
+    target = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((target, port), timeout=1):
+                click.echo(f"companion: ready at {url} (Ctrl-C to stop)")
+                sys.stdout.flush()
+                return
+        except OSError:
+            time.sleep(0.2)
+
+
+def _url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
 @main.group("researcher")
@@ -649,9 +795,33 @@ def researcher_set_password(new_password, researcher_password, settings):
     click.echo(f"researcher password set for {settings.data_dir}")
 
 
-@main.group()
+class _Bench(click.Group):
+    """Benchmarks from other packages (eval's `bench chat`) join through the `companion.bench`
+    entry points, so the app package never imports the harness that judges it."""
+
+    _plugins_loaded = False
+
+    def _load_plugins(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from importlib.metadata import entry_points
+
+            for ep in entry_points(group="companion.bench"):
+                if ep.name not in self.commands:
+                    self.add_command(ep.load(), ep.name)
+
+    def list_commands(self, ctx):
+        self._load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        self._load_plugins()
+        return super().get_command(ctx, name)
+
+
+@main.group(cls=_Bench)
 def bench():
-    """Benchmarks of the memory machinery on synthetic data (your data is not touched)."""
+    """Benchmarks on synthetic data or a scripted chat (your data is not touched)."""
 
 
 @bench.command("recall")
@@ -876,6 +1046,12 @@ def memory_export(participant, out, settings):
                f"traits, {len(p['slots'])} slots, {len(p['descriptions'])} descriptions, {len(p['quirks'])} quirks) "
                f"to {d / 'persona.json'}")
 
+
+
+# `companion feedback`, `trial report`, `trial plan` (live trials with outcomes) live in their own module.
+from companion import trialcli  # noqa: E402
+
+trialcli.attach(main, trial)
 
 if __name__ == "__main__":
     main()

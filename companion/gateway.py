@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import companion  # noqa: F401  (sets the no-telemetry environment before litellm loads)
+from companion.backends import shaping
 from memory import registry
 
 ALIASES = {"echo": "echo/echo", "local": "local/smollm2-135m", "default": "local/smollm2-135m"}
@@ -99,6 +100,8 @@ def _stream(model, messages, max_tokens, out: queue.Queue, cancel: threading.Eve
             if getattr(chunk, "usage", None):
                 usage = chunk.usage
             if chunk.choices:
+                if getattr(chunk.choices[0], "finish_reason", None):
+                    out.put(("finish", chunk.choices[0].finish_reason))
                 delta = chunk.choices[0].delta
                 piece = delta.content
                 if piece:
@@ -122,6 +125,7 @@ def _attempt(model, messages, max_tokens, timeout, on_token, tools=None) -> tupl
     deadline = time.monotonic() + timeout
     pieces: list[str] = []
     calls: list[dict] = []
+    finish = None
     while True:
         remaining = deadline - time.monotonic()
         try:
@@ -135,8 +139,15 @@ def _attempt(model, messages, max_tokens, timeout, on_token, tools=None) -> tupl
                 on_token(value)
         elif kind == "calls":
             calls = value
+        elif kind == "finish":
+            finish = value
         elif kind == "done":
-            return "".join(pieces), value, calls
+            text = "".join(pieces)
+            if finish == "length":
+                # Cut by the token budget (the Verbosity budgets make this common): what is stored and
+                # shown ends at the last whole sentence, whatever model made it.
+                text = shaping.trim_cut_tail(text)
+            return text, value, calls
         else:
             raise ModelError(f"model {model} failed: {type(value).__name__}: {value}") from value
 

@@ -7,6 +7,8 @@ its server-side session, never an id from the browser. Items are named by keys
 participant, so a key of someone else's item is simply not found. Deletions go through the
 same functions as `companion memory delete` (tombstones: not derived again from the same
 messages); edits supersede (the old value stays in the item's history).
+Everything that came from the participant's words is passed through `markup.text` in the
+Markdown built here: shown as typed, never rendered as HTML or Markdown.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 
+from companion.markup import text
 from memory import cells, claims, filememory, ix_attributes, messages, persona
 from memory.store import StoreError
 
@@ -66,22 +69,27 @@ def persona_markdown(store, participant: str) -> str:
     out = []
     if p.get("slots"):
         out.append("**About you**")
-        out += [f"- {slot}: {v.get('value')} · {v.get('strength', '')}{_evidence(v)}" for slot, v in p["slots"].items()]
+        out += [f"- {slot}: {text(v.get('value'))} · {v.get('strength', '')}{_evidence(v)}" for slot, v in p["slots"].items()]
     if p.get("big_five"):
         out.append("**Personality (Big Five)**")
-        out += [f"- {trait}: {v.get('value')} · {v.get('strength', '')}{_evidence(v)}" for trait, v in p["big_five"].items()]
+        out += [f"- {trait}: {text(v.get('value'))} · {v.get('strength', '')}{_evidence(v)}" for trait, v in p["big_five"].items()]
     if p.get("descriptions"):
         out.append("**How you think and decide**")
-        out += [f"- {d.get('facet', '')}: {d.get('text', '')}{_evidence(d)}" for d in p["descriptions"]]
+        out += [f"- {d.get('facet', '')}: {text(d.get('text', ''))}{_evidence(d)}" for d in p["descriptions"]]
     if p.get("quirks"):
         out.append("**Quirks**")
-        out += [f"- {q.get('text', '')}{_evidence(q)}" for q in p["quirks"]]
+        out += [f"- {text(q.get('text', ''))}{_evidence(q)}" for q in p["quirks"]]
     return "\n".join(out) or "_Nothing about your personality yet._"
 
 
 def _small(doc: str) -> str:
-    # the document's own headings (# Memory, ## personal) would dwarf the page around them
-    return "\n".join("####" + line if line.startswith("#") else line for line in doc.splitlines())
+    # the document's own headings (# Memory, ## personal) would dwarf the page around them;
+    # its lines are the participant's words: literal text under a kept heading or bullet
+    out = []
+    for line in doc.splitlines():
+        head = re.match(r"^(#+ |- |\* |)", line).group(1)
+        out.append(("####" + head if head.startswith("#") else head) + text(line[len(head):]))
+    return "\n".join(out)
 
 
 def file_markdown(store, participant: str) -> str:
@@ -139,18 +147,18 @@ def sources(store, participant: str, key: str) -> str:
     what, dayids, before = _describe(store, participant, kind, item_id)
     found = {m.dayid: m for m in messages.by_dayids(store, participant, dayids,
                                                      messages.next_ordinal(store, participant))}
-    out = [f"**{key}** ({KINDS[kind]}): {what}", "", "From these messages:"]
+    out = [f"**{text(key)}** ({KINDS[kind]}): {text(what)}", "", "From these messages:"]
     for d in dayids:
         m = found.get(d)
         if m is None:
             out.append(f"- **{d}**: _this message is no longer stored_")
         else:
             who = "you" if m.sender == "user" else "companion"
-            out.append(f"- **{d}** ({who}, {m.context}, {m.ts[:16].replace('T', ' ')}): {m.text}")
+            out.append(f"- **{d}** ({who}, {m.context}, {m.ts[:16].replace('T', ' ')}): {text(m.text)}")
     if not dayids:
         out.append("- _none: written by hand_")
     if before:
-        out += ["", "Earlier values:"] + [f"- {b}" for b in before]
+        out += ["", "Earlier values:"] + [f"- {text(b)}" for b in before]
     return "\n".join(out)
 
 
@@ -223,7 +231,7 @@ def _set_cell(store, participant: str, cell_id: int, setting: str) -> str:
         else:
             filememory.add(store, participant, new.context, new.text, sources=src, origin=f"cell:{new.id}",
                            at=new.valid_from)
-    except StoreError:  # over budget: the cell holds; the document keeps its line (logged)
+    except filememory.MemoryFull:  # over budget: the cell holds; the document keeps its line (logged)
         pass
     return f"Changed {old.context} {old.attribute} from {old.setting} to {setting} (cell:{new.id})."
 

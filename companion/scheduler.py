@@ -176,7 +176,21 @@ def due_for_consolidation(store: Store, participant: str, idle_minutes: float, e
     return (now - datetime.fromisoformat(r["last"])).total_seconds() >= idle_minutes * 60
 
 
-def consolidate_all(store: Store, idle_minutes: float | None = None, every: int | None = None) -> dict[str, int]:
+def extractor_for(model: str | None, capable: bool, timeout: float = 120.0):
+    """The rules alone, or the rules and the model when it is marked capable (never the
+    embedded demo model, local/...)."""
+    from memory import extract
+
+    if not (capable and model) or model.startswith("local/"):
+        return extract.RuleExtractor()
+    from companion import gateway
+
+    return extract.Combined(extract.RuleExtractor(), extract.ModelExtractor(
+        lambda msgs: gateway.complete(model, msgs, timeout=timeout, max_tokens=600).text, prompt="extract-v2"))
+
+
+def consolidate_all(store: Store, idle_minutes: float | None = None, every: int | None = None,
+                    model: str | None = None, capable: bool = False) -> dict[str, int]:
     """Derive memory from new messages of every participant who consented to memory (with
     `idle_minutes` and `every`: only of those due, see `due_for_consolidation`)."""
     from consent import records as consent
@@ -188,14 +202,15 @@ def consolidate_all(store: Store, idle_minutes: float | None = None, every: int 
             continue
         if idle_minutes is not None and every is not None and not due_for_consolidation(store, p, idle_minutes, every):
             continue
-        done[p] = extract.consolidate(store, p).messages
+        done[p] = extract.consolidate(store, p, extractor_for(model, capable)).messages
     return done
 
 
-def consolidate(data_dir: str, idle_minutes: float | None = None, every: int | None = None) -> dict[str, int]:
+def consolidate(data_dir: str, idle_minutes: float | None = None, every: int | None = None,
+                model: str | None = None, capable: bool = False) -> dict[str, int]:
     """The scheduled consolidation: every consenting participant of the data directory who is due."""
     with store_for(data_dir) as store:
-        return consolidate_all(store, idle_minutes, every)
+        return consolidate_all(store, idle_minutes, every, model, capable)
 
 
 def build(settings, store: Store) -> BackgroundScheduler:
@@ -213,7 +228,8 @@ def build(settings, store: Store) -> BackgroundScheduler:
     jobs = DbJobStore(store)
     scheduler = BackgroundScheduler(daemon=True, jobstores={"default": jobs})
     scheduler.add_job(f"{__name__}:consolidate", "interval",
-                      args=[str(store.data_dir), settings.consolidate_idle_minutes, settings.consolidate_every],
+                      args=[str(store.data_dir), settings.consolidate_idle_minutes, settings.consolidate_every,
+                            settings.model, settings.model_capable],
                       minutes=settings.consolidate_minutes, max_instances=1, coalesce=True,
                       id=CONSOLIDATE_ID, replace_existing=True)
     _schedulers[_key(store.data_dir)] = scheduler

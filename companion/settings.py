@@ -15,7 +15,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(default=Path("~/.companion"), description="data directory (env COMPANION_HOME)")
     model: str = Field(default=DEFAULT_MODEL, description="any litellm model string, or echo")
-    gate: str = "lexical"
+    gate: str = "learned"  # best on validation it was not trained on (README, "Gates")
     retriever: str = "hybrid"
     policy: str = "earlier_turns"
     # Params by kind and plugin name, e.g. COMPANION_PARAMS='{"gate": {"lexical":
@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     consolidate_minutes: float = Field(default=1.0, gt=0, description="how often the app checks who is due for extraction")
     consolidate_idle_minutes: float = Field(default=5.0, ge=0, description="silence after which new messages are extracted")
     consolidate_every: int = Field(default=20, ge=1, description="new messages that trigger extraction without waiting")
+    # A capable model (one that follows the extraction prompt) also proposes facts, preferences
+    # and persona items in background consolidation, checked like the rules' proposals. Never the
+    # embedded demo model (local/...), whatever this says.
+    model_capable: bool = Field(default=False, description="the configured model also extracts memory")
     max_tokens: int = Field(default=200, ge=1, description="longest reply, in tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds before a model call is abandoned")
     retries: int = Field(default=1, ge=0, description="extra attempts after a model error")
@@ -39,6 +43,8 @@ class Settings(BaseSettings):
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
     retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")
+    trusted_proxies: str = Field(default="", description="reverse proxies whose X-Forwarded-For is believed "
+                                 "(comma-separated addresses or networks); empty: none, the socket's peer counts")
     host: str = "127.0.0.1"
     port: int = 7860
 

@@ -186,7 +186,7 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
             trace.error("decide", e)
             trace.fallbacks.append("gate failed: abstained")
     if decision is not None:
-        trace.decision = decision.model_dump()
+        trace.decision = decision.model_dump(exclude_none=True)
     clock.lap("decide")
 
     # 4 RETRIEVE
@@ -211,6 +211,8 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
         applied.file_memory, applied.file_lines = filememory.prompt_block(ctx.store, ctx.participant,
                                                                           ctx.context, ctx.as_of)
     trace.applied = {**applied.describe(policy.describe()), "recent": [m.dayid for m in ctx.recent],
+                     "memory_items": filememory.prompt_items(ctx.store, ctx.participant, ctx.context, ctx.as_of)
+                     if memory_allowed and settings.file_memory else [],
                      "prompt_versions": [prompts.SYSTEM_VERSION, prompts.MEMORY_VERSION]}
     clock.lap("apply")
     return decision, hits, applied
@@ -222,20 +224,34 @@ def recall(ctx: TurnContext, arm: trials.Arm, settings: Settings, trace: Trace, 
 
 
 def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> list[dict]:
+    """The messages for the model. Retrieved memory goes in the system prompt for a model that
+    takes tools, and as short notes next to the question for one that does not (a small model
+    loses what is far from the question)."""
     system = prompts.SYSTEM.format(context=ctx.context)
     if ix:
         system += "\n\n" + ix_block(ix)
     if applied.file_memory:
         system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
+    notes = None
     if applied.items:
-        items = "\n".join(
-            prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
-            for h in applied.items
-        )
-        system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
+        if (ix or {}).get("path") == "model":
+            items = "\n".join(
+                prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
+                for h in applied.items
+            )
+            system += "\n\n" + prompts.MEMORY.format(heading=applied.heading, items=items)
+        else:
+            items = "\n".join(
+                prompts.NOTE_ITEM.format(dayid=h.dayid, who=prompts.NOTE_WHO.get(h.sender, h.sender),
+                                         text=prompts.note(h.text))
+                for h in applied.items
+            )
+            notes = prompts.NOTES.format(heading=applied.heading, items=items)
     out = [{"role": "system", "content": system}]
     for m in ctx.recent:
         out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
+    if notes:
+        out.append({"role": "system", "content": notes})
     out.append({"role": "user", "content": ctx.text})
     return out
 
@@ -249,6 +265,11 @@ def ix_block(ix: dict) -> str:
     lines = [f"- {inv.attributes[a].settings[d.setting]}" for a, d in ix["selected"].items()
              if inv.attributes[a].processing == "pass_through" or a == "solution_breadth"]
     return prompts.IX_SELECTOR.format(lines="\n".join(lines))
+
+
+def _verbosity(selected: dict) -> str | None:
+    d = selected.get("verbosity")
+    return getattr(d, "setting", None)
 
 
 def _path(settings: Settings) -> str:
@@ -280,7 +301,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     try:
         done = gateway.complete(
             settings.model, build_prompt(ctx, applied, {"path": path, "found": found, "selected": before}),
-            on_token=on_token, timeout=settings.timeout, max_tokens=settings.max_tokens, retries=settings.retries,
+            on_token=on_token, timeout=settings.timeout, retries=settings.retries,
+            max_tokens=prompts.reply_tokens(_verbosity(before), settings.max_tokens),
             tools=ix_tools.all_tools() if path == "model" else None,
         )
     except gateway.ModelError as e:

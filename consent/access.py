@@ -13,7 +13,7 @@ import json
 from datetime import datetime, timezone
 
 from consent import audit, erasure, records
-from memory import messages, participants, traces
+from memory import feedback, messages, participants, traces
 from memory.store import Store, StoreError
 
 FORMAT = "companion-participant-data"
@@ -58,6 +58,8 @@ def download(store: Store, participant: str) -> dict:
         "messages": [{**m.public(), "id": m.id} for m in
                      messages.read(store, participant, messages.next_ordinal(store, participant))],
         "traces": [t.model_dump() for t in traces.list_(store, participant=participant)],
+        # every rating given, retracted ones too, with the tag's wording as it was shown
+        "feedback": [f.public() for f in feedback.history(store, participant)],
     }
     try:
         n = conn.execute(f"SELECT count(*) FROM {erasure.VECTOR_TABLE} WHERE participant=?",
@@ -65,7 +67,7 @@ def download(store: Store, participant: str) -> dict:
     except Exception:  # sqlite-vec not loadable here
         n = None
     out["message_vectors"] = {"count": n, "note": "one 384-number embedding per message, derived from its text"}
-    shaped = {"participants", "consent_records", "messages", "traces"}
+    shaped = {"participants", "consent_records", "messages", "traces", "feedback"}
     other = {}
     for table in erasure.participant_tables(conn):
         if table in shaped:
@@ -76,14 +78,6 @@ def download(store: Store, participant: str) -> dict:
     out["other"] = other
     json.dumps(out)  # fail here, not in the caller's writer, if a value cannot be serialized
     return out
-
-
-def write_download(store: Store, participant: str, path) -> dict:
-    data = download(store, participant)
-    from pathlib import Path
-
-    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return data
 
 
 COLUMNS = ["participant", "created_at", "consent", "version", "scopes", "accepted_at", "messages", "last_message"]

@@ -10,10 +10,13 @@
   4. the audit lines `withdrawn` and `erased` (counts only, subject hashed: see consent.audit).
 Consent records are deleted with the rest: the audit log keeps the minimal trace of the
 consent (versions accepted, when, when withdrawn) without the name or any text.
-After the commit: the in-memory index caches are dropped, files registered with `on_erase_files`
-are removed, then VACUUM rewrites the database without the freed pages and a TRUNCATE
+The transaction also records a pending compaction (table `maintenance`). After the commit: the
+in-memory index caches are dropped, files registered with `on_erase_files` are removed, then VACUUM rewrites the database without the freed pages and a TRUNCATE
 checkpoint empties the write-ahead log, so no byte of the participant's text stays in
-`companion.db`, `companion.db-wal` or `companion.db-shm`.
+`companion.db`, `companion.db-wal` or `companion.db-shm`. Only then is the pending record
+removed; a process killed in between leaves it, and the next `Store` opened on the data
+directory finishes the compaction before anything else. The participant is told which of the
+two happened.
 
 `delete_messages` is the partial deletion path (retention sweeps): it goes through
 `memory.messages.delete`, the same path that keeps the indexes in step.
@@ -23,11 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from consent import audit
+from consent import audit, ledger
 from memory import messages as messages_mod
 from memory.store import Store, StoreError
 
@@ -46,6 +48,10 @@ def on_erase(fn: Callable) -> Callable:
     return fn
 
 
+# The release ledger keeps "release R held U03" and blanks who that was (consent.ledger).
+on_erase(ledger.on_erase)
+
+
 def on_erase_files(fn: Callable) -> Callable:
     """Register removal of a participant's files under the data directory (after the commit)."""
     _FILE_HOOKS.append(fn)
@@ -61,13 +67,18 @@ class Erasure:
     wal_truncated: bool = False
 
     def message(self) -> str:
-        """What the participant is told."""
-        parts = [f"{n} {name.replace('_', ' ')}" for name, n in self.counts.items() if n and name != "participants"]
-        parts += [f"{n} {name.replace('_', ' ')}" for name, n in self.files.items() if n]
-        what = ", ".join(parts) if parts else "no stored messages or records"
-        return (f"You ({self.participant}) have withdrawn. Erased: {what}, and your account. "
-                "The study keeps only an anonymous line saying that a consent was given and "
-                "withdrawn, and when: no name, no text.")
+        """What the participant is told, in plain words (the counts by table are in `as_dict`)."""
+        n = self.counts.get("messages", 0)
+        said = f"your {n} message{'s' if n != 1 else ''}" if n else "your account (there were no messages)"
+        if self.vacuumed and self.wal_truncated:
+            disk = "The database file was rewritten, so no leftover copy of your words remains in it."
+        else:
+            disk = ("Your records are deleted, but the database file still holds leftover copies of your "
+                    "words in unused space; they are removed when the app next starts.")
+        return (f"You ({self.participant}) have withdrawn. Erased: {said}, everything the companion "
+                f"learned or remembered from them, anything waiting for your approval, your settings and "
+                f"your account. {disk} The study keeps only an anonymous line saying that a consent was "
+                "given and withdrawn, and when: no name, no text.")
 
     def as_dict(self) -> dict:
         return {"participant": self.participant, "counts": self.counts, "files": self.files,
@@ -137,6 +148,9 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
                          records=[{"version": h["version"], "accepted_at": h["accepted_at"],
                                    "withdrawn_at": h["withdrawn_at"]} for h in history])
             audit.record(c, "erased", participant, counts=result.counts)
+            # In the same transaction: if the process dies before the VACUUM below, the next
+            # Store opened on this file finishes it (memory.store.Store.compact).
+            store.request_compaction(c)
     finally:
         conn.execute(f"PRAGMA secure_delete={int(prior)}")
     store.bm25.forget(participant)
@@ -144,6 +158,9 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
     for hook in _FILE_HOOKS:
         for k, n in (hook(store, participant) or {}).items():
             result.files[k] = result.files.get(k, 0) + n
+    from consent import downloads
+
+    result.files["downloads"] = downloads.erase(store.data_dir, participant)
     if vacuum:
         result.vacuumed, result.wal_truncated = compact(store)
     return result
@@ -151,17 +168,8 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
 
 def compact(store: Store, attempts: int = 50) -> tuple[bool, bool]:
     """VACUUM, then checkpoint the WAL with TRUNCATE; returns (vacuumed, wal_truncated).
-
-    A reader on another connection can hold the checkpoint back; it is retried for a while.
-    """
-    conn = store.conn
-    conn.execute("VACUUM")
-    for _ in range(attempts):
-        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if not busy:
-            return True, True
-        time.sleep(0.1)
-    return True, False
+    See `Store.compact`: the pending record an erasure left goes only when both are done."""
+    return store.compact(attempts)
 
 
 def delete_messages(store: Store, participant: str, dayids: list[str]) -> int:

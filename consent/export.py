@@ -18,12 +18,24 @@ surrogate is consistent across files and participants. The surrogate map goes to
 `export_surrogates` table (per participant, so erasure removes it), never into the release;
 participant names appear only in `export_members`.
 
+What a release does not keep: exact times (each participant's timeline is shifted by a secret
+whole number of weeks, 4 to 104 back, kept in `release_keys`, and cut to the minute in UTC;
+dayids, weekdays, times of day and gaps hold), the order of real names (U-numbers are drawn at
+random; the probe sample is seeded by a per-participant secret, not by name or U-number).
+
+Staging and the ledger (consent.ledger): the release is written to a hidden staging folder
+(`.<name>.staging-<hex>`, with a marker file) and recorded in `release_ledger` first; only a
+folder that passed every gate is moved into place and marked `released`. The next export removes
+the staging folder of a killed one and marks it `abandoned`. `export(reissue=R)` writes R again
+without participants who withdrew since, under their old U-numbers.
+
 Release gates (`check_release`), run on the written staging folder before it is moved into
 place; any failure removes the staging folder and raises `ReleaseRefused` naming the rows:
 1. every cited dayid resolves in the participant's conversation;
 2. a probe's recent_context / episode_refs / grounding_dayids precede the probe;
-3. a second scan finds none of the detected or listed identifiers in any file, and the
-   pattern detector finds nothing in the text fields that is not a surrogate;
+3. a second scan finds none of the detected or listed identifiers in any file, and
+   `consent.recognizers` (patterns, NER, names) finds nothing in any text field that is not a
+   surrogate (each hit named by file, line and kind);
 4. manifest participants and counts agree with the folders and files.
 """
 
@@ -34,12 +46,12 @@ import random
 import re
 import secrets
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from consent import audit, records
-from consent.pseudonymize import Pseudonymizer, _norm, detect_patterns, read_deny_list, stated_terms
+from consent import audit, ledger, recognizers, records
+from consent.pseudonymize import Pseudonymizer, _norm, learned_terms, read_deny_list, stated_terms
 from memory import messages, participants
 from memory.store import Store, StoreError
 
@@ -83,9 +95,11 @@ def _sessions_cold_opens(msgs, gap_minutes: float) -> set[int]:
     return out
 
 
-def _probes(msgs, texts, pid: str, seed: int, share: float, recent_window: int, gap: float) -> list[dict]:
+def _probes(msgs, texts, key: str, seed: int, share: float, recent_window: int, gap: float) -> list[dict]:
     users = [i for i, m in enumerate(msgs) if m.sender == "user"]
-    rng = random.Random(f"probes:{seed}:{pid}")
+    # keyed by the participant's secret, not their name or U-number: anyone holding the seed
+    # could otherwise test which name produced which sample
+    rng = random.Random(f"probes:{seed}:{key}")
     sample = set(rng.sample(users, min(len(users), round(share * len(users)))))
     cold = _sessions_cold_opens(msgs, gap)
     rows = []
@@ -117,27 +131,67 @@ def _persona_texts(persona, fn):
     return persona
 
 
+def _release_ts(ts: str, shift_days: int) -> str:
+    """A release timestamp: shifted by the participant's secret whole weeks, in UTC, to the minute."""
+    t = (datetime.fromisoformat(ts) + timedelta(days=shift_days)).astimezone(timezone.utc)
+    return t.replace(second=0, microsecond=0).isoformat()
+
+
 def export(store: Store, out, participants_: list[str] | None = None, seed: int = 0,
            deny_list: str | Path | None = None, recent_window: int = 6, probe_share: float = 0.1,
-           session_gap_minutes: float = 60, overwrite: bool = False) -> dict:
-    """Write a gated release to `out`; returns a summary. Raises ReleaseRefused or StoreError."""
+           session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None) -> dict:
+    """Write a gated release to `out`; returns a summary. Raises ReleaseRefused or StoreError.
+
+    `reissue=R`: write release R again (same seed, parameters and pseudonyms) without the members
+    who have withdrawn since (see consent.ledger); `participants_` is then not allowed.
+    """
+    dest = Path(out)
+    if (dest / ledger.MARKER).exists() or re.fullmatch(r"\..+\.staging-[0-9a-f]+", dest.name):
+        raise FileExistsError(f"{dest} is an unfinished export's staging folder, not a release")
+    removed = ledger.reconcile(store, dest.parent)  # a killed export's staging folder is never a release
     ok = eligible(store)
-    chosen = list(participants_) if participants_ else ok
+    pinned: dict[str, str] = {}
+    if reissue is not None:
+        row = store.conn.execute("SELECT state, seed, params FROM release_ledger WHERE release=?",
+                                 (reissue,)).fetchone()
+        if row is None or row[0] != "released":
+            raise StoreError(f"no released release {reissue!r} in the ledger"
+                             + (f" (it is {row[0]})" if row else ""))
+        if participants_:
+            raise StoreError("a re-issue takes its participants from the ledger: do not name any")
+        params = json.loads(row[2])
+        seed, recent_window = row[1], params.get("recent_window", recent_window)
+        probe_share = params.get("probe_share", probe_share)
+        session_gap_minutes = params.get("session_gap_minutes", session_gap_minutes)
+        pinned = {p: pid for p, pid in ledger.current_members(store.conn, reissue).items() if p in ok}
+        if not pinned:
+            raise StoreError(f"nobody of release {reissue} is left to re-issue")
+        chosen = list(pinned)
+    else:
+        chosen = list(participants_) if participants_ else ok
     refused = [p for p in chosen if p not in ok]
     if refused:
         raise StoreError(f"not consented to export (or unknown, or re-consent pending): {refused}")
     if not chosen:
         raise StoreError("no participant has consented to export")
-    chosen = sorted(set(chosen))
-    pids = {p: f"U{i:02d}" for i, p in enumerate(chosen, 1)}
-    dest = Path(out)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         if not overwrite or not (dest / MANIFEST).is_file():
             raise FileExistsError(f"{dest} exists" + ("" if overwrite else "; pass overwrite to replace a release")
                                   + ("" if (dest / MANIFEST).is_file() else " and is not a release"))
+    with store.transaction() as conn:
+        secret = {p: ledger.keys(conn, p) for p in set(chosen)}
+    # Surrogates are drawn in order of first appearance: go through participants in the order of
+    # their random keys, so neither that order nor the U-numbers follow their real names.
+    chosen = sorted(set(chosen), key=lambda p: secret[p][1])
+    if pinned:
+        pids = dict(pinned)
+    else:
+        numbers = list(range(1, len(chosen) + 1))
+        secrets.SystemRandom().shuffle(numbers)
+        pids = {p: f"U{n:02d}" for p, n in zip(chosen, numbers)}
 
     deny = read_deny_list(deny_list) if deny_list else {}
-    data = {}
+    data, cache = {}, {}
     for p in chosen:
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
@@ -149,9 +203,17 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         stated = [m.text for m in msgs if m.sender == "user"] + [c.get("text", "") for c in claims]
         for t, k in stated_terms(stated).items():
             deny.setdefault(t, k)
+        for hits in recognizers.scan_many(stated, cache=cache):
+            for t, k in learned_terms(hits).items():
+                deny.setdefault(t, k)
         if len(p) >= 3:
             deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
     ps = Pseudonymizer(deny, seed=seed)
+    ps.cache = cache
+    if reissue is not None:
+        ps.preload(dict(r) for r in store.conn.execute(
+            "SELECT kind, original, surrogate FROM export_surrogates WHERE release=? AND participant IN "
+            f"({','.join('?' * len(chosen))}) ORDER BY rowid", (reissue, *chosen)))
 
     release_id = secrets.token_hex(8)
     files: dict[str, dict] = {}
@@ -159,45 +221,67 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     counts = {}
     for p in chosen:
         msgs, claims, persona = data[p]
+        shift = secret[p][0]
         ps.used = set()
-        texts = [ps.apply(m.text) for m in msgs]
-        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": m.ts} for m, t in zip(msgs, texts)]
-        probes = _probes(msgs, texts, pids[p], seed, probe_share, recent_window, session_gap_minutes)
-        prof = [{**c, "text": ps.apply(c.get("text", ""))} for c in claims]
-        pers = _persona_texts(persona, ps.apply) if persona is not None else None
+        persona_strings: list[str] = []
+        if persona is not None:
+            _persona_texts(persona, lambda x: persona_strings.append(x) or x)
+        claim_texts = [c.get("text", "") for c in claims]
+        done = ps.apply_many([m.text for m in msgs] + claim_texts + persona_strings)
+        texts, claim_out, persona_out = (done[:len(msgs)], done[len(msgs):len(msgs) + len(claims)],
+                                         iter(done[len(msgs) + len(claims):]))
+        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": _release_ts(m.ts, shift)}
+                for m, t in zip(msgs, texts)]
+        probes = _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes)
+        prof = [{**c, "text": t} for c, t in zip(claims, claim_out)]
+        pers = _persona_texts(persona, lambda x: next(persona_out)) if persona is not None else None
         used[p] = set(ps.used)
         files[pids[p]] = {"conversation": conv, "profile": prof, "persona": pers, "chat_gold": probes}
         counts[pids[p]] = {"messages": len(conv), "chat_rows": len(probes), "claims": len(prof)}
+    order = sorted(pids.values())
     manifest = {"format": FORMAT, "version": VERSION, "recent_window": recent_window,
-                "participants": [pids[p] for p in chosen], "counts": counts, "release": release_id,
+                "participants": order, "counts": {u: counts[u] for u in order}, "release": release_id,
                 "generator": "consent.export", "seed": seed, "probe_share": probe_share,
-                "session_gap_minutes": session_gap_minutes}
+                "session_gap_minutes": session_gap_minutes, "recognizers": recognizers.VERSION,
+                "timestamps": "shifted per participant by a secret number of weeks, UTC, to the minute"}
+    if reissue is not None:
+        manifest["reissue_of"] = reissue
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
+    params = {"recent_window": recent_window, "probe_share": probe_share, "session_gap_minutes": session_gap_minutes}
+    with store.transaction() as conn:
+        ledger.begin(conn, release_id, dest.resolve(), staging.resolve(), seed, params, pids, reissue)
     staging.mkdir()
+    ledger.write_marker(staging)
     try:
         write(staging, manifest, files)
         problems = check_release(staging, ps.identifiers(), ps.surrogates())
+        write_feedback(store, staging, pids)  # live-trial feedback (see the end of this file)
         if problems:
             raise ReleaseRefused(problems)
+        (staging / ledger.MARKER).unlink()
         if dest.exists():
             shutil.rmtree(dest)
         staging.rename(dest)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(e, Exception):
+            with store.transaction() as conn:
+                ledger.finish(conn, release_id, "refused" if isinstance(e, ReleaseRefused) else "abandoned")
         raise
 
     now = datetime.now(timezone.utc).isoformat()
     with store.transaction() as conn:
+        ledger.finish(conn, release_id, "released")
         conn.execute("INSERT INTO exports VALUES (?,?,?,?,?)", (release_id, now, str(dest.resolve()), seed, len(chosen)))
         for p in chosen:
             conn.execute("INSERT INTO export_members VALUES (?,?,?)", (release_id, p, pids[p]))
             conn.executemany("INSERT INTO export_surrogates VALUES (?,?,?,?,?)",
                              [(release_id, p, m["kind"], m["original"], m["surrogate"]) for m in ps.mapping(used[p])])
             audit.record(conn, "exported", p, release=release_id, **counts[pids[p]])
-    return {"release": release_id, "path": str(dest), "participants": {pids[p]: counts[pids[p]] for p in chosen},
-            "surrogates": len(ps.map)}
+    return {"release": release_id, "path": str(dest), "participants": {u: counts[u] for u in order},
+            "surrogates": len(ps.map), "reissue_of": reissue, "cleaned": removed}
 
 
 def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
@@ -266,19 +350,17 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
                          re.IGNORECASE) if words else None
     kind_of = {_norm("X", t): k for t, k in identifiers.items()}
 
+    pending: list[tuple[str, str]] = []  # (where, text field): the recognizers run once, batched
+
     def scan(rel: str, n, text: str, fields: list[str]) -> None:
+        nonlocal pending
         where = f"{rel}" + (f" line {n}" if n else "")
         if pattern is not None:
             for m in pattern.finditer(text):
                 problems.append(f"identifiers: {where}: {kind_of.get(_norm('X', m.group(0)), 'listed')} "
                                 f"identifier {_mask(m.group(0))!r} survives")
         if detector:
-            for f in fields:
-                covered = [(m.start(), m.end()) for s in surrogates for m in re.finditer(re.escape(s), f)]
-                for s in detect_patterns(f):
-                    if not any(a <= s.start and s.end <= b for a, b in covered):
-                        problems.append(f"identifiers: {where}: detector finds a {s.kind} "
-                                        f"{_mask(s.text)!r} that is no surrogate")
+            pending += [(where, f) for f in fields if f]
 
     scan(MANIFEST, None, (root / MANIFEST).read_text(encoding="utf-8"), [])
     for pid in pids:
@@ -329,4 +411,30 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         for k, want in (manifest.get("counts", {}).get(pid) or {}).items():
             if k in have and want != have[k]:
                 problems.append(f"counts: {MANIFEST} counts.{pid}.{k} says {want}, the files hold {have[k]}")
+    for (where, text), hits in zip(pending, recognizers.scan_many([t for _, t in pending])):
+        for h in recognizers.uncovered(text, hits, surrogates):
+            problems.append(f"identifiers: {where}: recognizers find a {h.kind} {_mask(h.text)!r} that is no surrogate")
     return problems
+
+
+# --- feedback.jsonl (live trials; docs/FORMAT.md) ------------------------------------------------
+# Kept apart from the writer above: one call in `export`, nothing else depends on it.
+
+FEEDBACK = "feedback.jsonl"
+
+
+def write_feedback(store: Store, root: Path, pids: dict[str, str]) -> None:
+    """Write each participant's ratings of companion replies as Uxx/feedback.jsonl (no file
+    without any). Rows carry no text (dayid, rating, tag, arm, gate, via, time), so there is
+    nothing to pseudonymize. A rating of a reply that is no longer in the released conversation
+    (deleted since, e.g. by a retention sweep) is left out: it would cite a dayid that does not
+    resolve."""
+    from memory import feedback
+
+    for p, pid in pids.items():
+        replies = {r.get("dayid") for _, r in _lines(root / pid / CONVERSATION) if r.get("sender") == "companion"}
+        rows = [{"dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
+                 "via": f.via, "at": f.created_at} for f in feedback.history(store, p) if f.dayid in replies]
+        if rows:
+            (root / pid / FEEDBACK).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                               encoding="utf-8")

@@ -82,6 +82,15 @@ def status(store: Store, participant: str) -> ConsentState:
     return ConsentState(participant, ok, r["version"], tuple(json.loads(r["scopes"])), not ok)
 
 
+class NameTaken(StoreError):
+    """A sign-up for a name someone else holds (or took while the sign-up was pending)."""
+
+
+class IdentityChanged(StoreError):
+    """The account verified earlier is no longer the one under that name (withdrawn and
+    re-registered, or its passphrase changed): the earlier check proves nothing now."""
+
+
 def accept(
     store: Store,
     participant: str,
@@ -89,7 +98,17 @@ def accept(
     scopes: tuple[str, ...] | None = None,
     pass_hash: str | None = None,
     tz: str | None = None,
+    new: bool = False,
+    verified: tuple[str, str | None] | None = None,
 ) -> ConsentState:
+    """Record consent, creating the participant if there is none.
+
+    `new=True`: this is a sign-up; refuse if the name exists by now (someone registered it
+    between the caller's check and this call). `verified=(uid, pass_hash)`: the caller checked
+    the passphrase of an existing participant earlier; accept only if that same identity with
+    that same hash still holds the name. Both checks run inside the write transaction, so no
+    other writer can slip in between the check and the record.
+    """
     cur = current()
     version = version or cur.version
     if version != cur.version:
@@ -99,7 +118,14 @@ def accept(
     if bad:
         raise StoreError(f"unknown consent scope(s) {bad}; scopes are {list(cur.scopes)}")
     with store.transaction() as conn:
-        before = status(store, participant) if participants.exists(store, participant) else None
+        row = conn.execute("SELECT uid, pass_hash FROM participants WHERE participant=?",
+                           (participant,)).fetchone()
+        if row is not None and new:
+            raise NameTaken(f"the name {participant!r} is already taken: choose another name, or sign in "
+                            "with its passphrase if it is yours")
+        if verified is not None and (row is None or (row["uid"], row["pass_hash"]) != tuple(verified)):
+            raise IdentityChanged(f"the account {participant!r} changed since you signed in: sign in again")
+        before = status(store, participant) if row is not None else None
         if before is None:
             participants.create(store, participant, tz=tz, pass_hash=pass_hash)
         conn.execute(

@@ -20,7 +20,7 @@ def gates():
               help="A release in the benchmark format.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="Where to write the weights (default: <data dir>/gates/learned.json, where the learned gate looks).")
-@click.option("--c", "c", default=1.0, show_default=True, help="Inverse regularization strength.")
+@click.option("--c", "c", default=0.5, show_default=True, help="Inverse regularization strength (the shipped weights use 0.5).")
 @common
 def gates_train(corpus, out, c, settings):
     """Fit the learned gate: logistic regression, label = memory-bearing, on scoreable chat probes."""

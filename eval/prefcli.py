@@ -57,6 +57,13 @@ def preferences_cmd(suite_path, conditions, repeats, out, model, simulator, judg
             click.echo(f"  {p}")
         for pid, cov in lint.coverage.items():
             click.echo(f"  {pid}: {cov}")
+        words = lint.coverage.get("words", {})
+        click.echo(f"  coverage (informative, not required): {words.get('corrections_read')}/{words.get('corrections')} "
+                   f"correction phrasings x contexts read as their setting, {words.get('changes_read')}/"
+                   f"{words.get('changes')} change transcripts read as their settings, {len(lint.leaks)} neutral "
+                   "text(s) read as a preference")
+        for p in lint.leaks + lint.unread:
+            click.echo(f"    {p}")
         sys.exit(0 if lint.ok else 1)
     if not conditions:
         fail("give at least one --condition (none, file, retrieval, cells, oracle)")

@@ -271,10 +271,13 @@ def check(suite: Suite, where: str = "suite") -> None:
 
 @dataclass
 class Lint:
-    """Content checks (the words of the suite against the rule-based extractor)."""
+    """Structural problems (they make a suite unfit to run) and a coverage report of the words
+    (what the extractor reads of them: informative, never required of a suite)."""
 
     problems: list[str] = field(default_factory=list)
     coverage: dict = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)  # corrections and changes the extractor misses or misreads
+    leaks: list[str] = field(default_factory=list)  # neutral texts the extractor reads as a preference
 
     @property
     def ok(self) -> bool:
@@ -282,7 +285,7 @@ class Lint:
 
 
 def stated(text: str, context: str) -> set[tuple[str, str, str]]:
-    """(context, attribute, setting) the rule-based extractor reads in one participant message."""
+    """(context, attribute, setting) the companion's extractor reads in one participant message."""
     from memory.extract import RuleExtractor
     from memory.messages import Message
 
@@ -292,28 +295,18 @@ def stated(text: str, context: str) -> set[tuple[str, str, str]]:
 
 
 def lint(suite: Suite) -> Lint:
-    """Goal, probe and acknowledgement texts must state no preference (they would leak the target
-    or teach one); each phrasing of a correction must be read as exactly its setting in the context
-    it is said in; a change's transcript must state its new settings; every cell whose target
-    differs from the default should be at stake at least once in its context."""
+    """Problems: a reaction or transcript that reads as a request for an action (the wrapper would
+    act on it), and a cell whose target differs from the default but is never at stake in its
+    context (no decision point could teach it). Coverage (not problems: a suite measures learning,
+    so it need not be written in words the extractor reads): the share of correction phrasings
+    read as exactly their setting in each context, change transcripts read as their new settings,
+    and probe, goal-turn and acknowledgement texts read as stating a preference (leaks)."""
     inv = inventory.load()
     out = Lint()
-    for a, by in suite.probe.items():
-        for c, text in by.items():
-            if got := stated(text, c):
-                out.problems.append(f"probe {a}/{c} states a preference: {sorted(got)}")
-    voices = [("suite", suite.voice)] + [(f"persona {p.id}", p.voice) for p in suite.personas]
-    for who, voice in voices:
-        for a, by in voice.items():
-            for s, phrases in by.items():
-                for text in phrases:
-                    for c in inv.contexts:
-                        if stated(text, c) != {(c, a, s)}:
-                            out.problems.append(f"{who}: correction {text!r} for {a}={s} said in {c} is read as "
-                                                f"{sorted(stated(text, c))}")
     # Reactions and transcripts must not read as requests for an action: the wrapper would act on
     # them (and an action left waiting for a fact would take a later probe's words as that fact).
     now = datetime(2026, 1, 5, 9, 0).astimezone()
+    voices = [("suite", suite.voice)] + [(f"persona {p.id}", p.voice) for p in suite.personas]
     requests = [("suite ack", t) for t in suite.ack]
     requests += [(f"{who} correction", t) for who, voice in voices for by in voice.values()
                  for ps in by.values() for t in ps]
@@ -324,11 +317,28 @@ def lint(suite: Suite) -> Lint:
     for who, text in requests:
         if asked := requested(text, now):
             out.problems.append(f"{who} {text!r} reads as a request for {[a.kind for a in asked]}")
+    for a, by in suite.probe.items():
+        for c, text in by.items():
+            if got := stated(text, c):
+                out.leaks.append(f"probe {a}/{c} states a preference: {sorted(got)}")
+    read = total = 0
+    for who, voice in voices:
+        for a, by in voice.items():
+            for s, phrases in by.items():
+                for text in phrases:
+                    for c in inv.contexts:
+                        total += 1
+                        got = stated(text, c)
+                        if got == {(c, a, s)}:
+                            read += 1
+                        else:
+                            out.unread.append(f"{who}: correction {text!r} for {a}={s} said in {c} is read as {sorted(got)}")
+    changes_read = changes = 0
     for p in suite.personas:
         for text in suite.acks(p):
             for c in inv.contexts:
                 if got := stated(text, c):
-                    out.problems.append(f"persona {p.id}: acknowledgement {text!r} states {sorted(got)}")
+                    out.leaks.append(f"persona {p.id}: acknowledgement {text!r} states {sorted(got)}")
         at_stake: dict[tuple[str, str], int] = {}
         points = 0
         for i, item in enumerate(p.timeline):
@@ -336,18 +346,18 @@ def lint(suite: Suite) -> Lint:
                 points += sum(1 for t in item.turns if t.stakes)
                 for t in item.turns:
                     if got := stated(t.text, item.context):
-                        out.problems.append(f"persona {p.id}: {item.id}: turn {t.text!r} states {sorted(got)}")
+                        out.leaks.append(f"persona {p.id}: {item.id}: turn {t.text!r} states {sorted(got)}")
                     for a in t.stakes:
                         at_stake[(item.context, a)] = at_stake.get((item.context, a), 0) + 1
             else:
+                changes += 1
                 said = set().union(*(stated(t, item.context) for t in item.transcript))
                 want = {(s.context, s.attribute, s.setting) for s in item.set}
-                if not want <= said:
-                    out.problems.append(f"persona {p.id}: change {item.id}: transcript does not state "
-                                        f"{sorted(want - said)} (reads {sorted(said)})")
                 others = {x for x in said if (x[0], x[1]) not in {(w[0], w[1]) for w in want}}
-                if others:
-                    out.problems.append(f"persona {p.id}: change {item.id}: transcript also states {sorted(others)}")
+                if want <= said and not others:
+                    changes_read += 1
+                else:
+                    out.unread.append(f"persona {p.id}: change {item.id}: wants {sorted(want)}, reads {sorted(said)}")
         need = {(c, a) for c in inv.contexts for a in inv.attributes
                 if any(targets_at(p, i)[c][a] != inv.attributes[a].default[c] for i in range(len(p.timeline) + 1))}
         uncovered = sorted(need - set(at_stake))
@@ -356,6 +366,8 @@ def lint(suite: Suite) -> Lint:
                                 f"{uncovered}")
         out.coverage[p.id] = {"cells_off_default": len(need), "decision_points": points, "stakes": sum(at_stake.values()),
                               "cells_at_stake": len(at_stake)}
+    out.coverage["words"] = {"corrections_read": read, "corrections": total, "changes_read": changes_read,
+                             "changes": changes, "leaks": len(out.leaks)}
     return out
 
 

@@ -145,10 +145,19 @@ def _read_json(root: Path, rel: str, model: type[M]) -> M:
     return validate(rel, model, _parse(rel, _text(root, rel)))
 
 
+# One row of a JSONL file is one message or one record; a message is at most 20,000 characters
+# (memory.messages.MAX_MESSAGE_CHARS). A line far past that is a broken or hostile file: it is
+# refused by name before JSON parsing and validation spend memory and time on it.
+MAX_LINE_CHARS = 1_000_000
+
+
 def _read_jsonl(root: Path, rel: str, model: type[M]) -> list[tuple[int, M]]:
     """(line number, row) pairs; blank lines are skipped but still counted."""
     out = []
     for n, line in enumerate(_text(root, rel).split("\n"), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise CorpusError(f"{rel} line {n}: {len(line):,} characters, more than the {MAX_LINE_CHARS:,} "
+                              "a line may hold (one row per line)")
         if line.strip():
             where = f"{rel} line {n}"
             out.append((n, validate(where, model, _parse(where, line))))

@@ -61,6 +61,11 @@ def _retrieval_md(sec: Section, ks: list[int]) -> list[str]:
     systems = list(dict.fromkeys(m.system for m in sec.metrics))
     systems = [s for s in systems if s not in BASELINES] + [s for s in BASELINES if s in systems]
     cols = [f"hit@{k}" for k in ks] + [f"recall@{k}" for k in ks] + ["mrr"]
+    heads = cols[:-1] + [f"MRR@{max(ks)}"]  # the ranking is cut at the largest k: a truncated MRR
+    apart = any(m.stratum in ("category:adversarial", "category:5") for m in sec.metrics)
+    if apart:
+        out += ["LoCoMo category 5 (adversarial: the answer is not in the conversation) is its own stratum and "
+                "is left out of the pooled `all` rows of questions.", ""]
     for (subset, stratum), rows in by.items():
         source, sname = subset.split(":", 1)
         n = max(m.n for ms in rows.values() for m in ms.values())
@@ -83,7 +88,7 @@ def _retrieval_md(sec: Section, ks: list[int]) -> list[str]:
                     body.append([name, avg] + ["—"] * len(cols))
                 else:
                     body.append([name, avg] + [fmt(ms.get(c)) for c in cols])
-        out += _table(["system", "average", *cols], body)
+        out += _table(["system", "average", *heads], body)
         out += [f"{name}: not computed: {why}." for name, why in missing.items()] + ([""] if missing else [])
     return out
 
@@ -112,7 +117,8 @@ def _abstention_md(sec: Section) -> list[str]:
     if ctl:
         out.append("#### Gate fired on controls (session cold opens: nothing needed)")
         out.append("")
-        out += _table(["gate", "n", "share fired [Wilson 95%]"], [[m.system, str(m.n), fmt(m)] for m in ctl])
+        out += _table(["gate", "control probes", "decided", "share fired [Wilson 95%]"],
+                      [[m.system, str((m.extra or {}).get("control_probes", m.n)), str(m.n), fmt(m)] for m in ctl])
     mis = [m for m in sec.metrics if m.name == "misuse_on_controls"]
     if mis:
         out.append("#### Misuse: replies that bring in the past although nothing was needed (judged)")
@@ -237,7 +243,7 @@ def _plots(sections: list[Section], out: Path) -> list[str]:
                        xlabel="k", ylabel="hit@k (micro)", ylim=(-0.02, 1.02))
                 ax.title.set_fontsize(9)
                 ax.grid(alpha=0.3)
-            axes[0][0].legend(fontsize=8)
+                ax.legend(fontsize=7)  # every panel: systems differ between panels when one fails
             fig.tight_layout()
             fig.savefig(out / "hit_at_k.png", dpi=110)
             plt.close(fig)
@@ -300,6 +306,8 @@ def write(out: Path, header: dict, sections: list[Section], ks: list[int], warni
           f"{header['corpus']['messages']} messages, {header['corpus']['probes']} probes "
           f"(recent window {header['corpus']['recent_window']})",
           f"- arm: {header['arm']}; seed {header['seed']}; k {ks}",
+          *([f"- retriever: `{header['retriever']['name']}` {json.dumps(header['retriever']['params'], sort_keys=True)}"]
+            if header.get("retriever") else []),
           f"- store: {header['store']}"]
     if header.get("reply_model"):
         md.append(f"- replies: model `{header['reply_model']}` through the turn's steps 3-7, never stored")
@@ -307,6 +315,10 @@ def write(out: Path, header: dict, sections: list[Section], ks: list[int], warni
         j = header["judge"]
         md.append(f"- judge: `{j['model']}`, prompts {', '.join(j['prompts'])}; {j['calls']} calls")
     md.append("")
+    few = header["corpus"]["participants"]
+    if few < 5:
+        md.append(f"**Warning:** participant-bootstrap intervals resample only {few} participant"
+                  f"{'s' if few != 1 else ''} (< 5): they understate the uncertainty; read them as rough.")
     if warnings:
         md.append(f"**Corpus repairs ({len(warnings)})**, listed in full in report.json:")
         md += [f"- {w}" for w in warnings[:30]]

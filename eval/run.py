@@ -297,6 +297,11 @@ def run(track_names: list[str], corpus: Path, out: Path, fmt: str | None = None,
         "arm": arm, "seed": seed, "ks": ks, "store": store_note, "timings": timings,
         "arms": {t: [a.arm.describe() | {"label": a.label} for a in s] for t, s in specs.items()},
     }
+    ret = arm["retriever"]
+    try:  # the hybrid's recipe and weights belong in the header: two recipes can share a name's row
+        header["retriever"] = registry.create("retriever", ret, **settings.params_for("retriever", ret)).describe()
+    except Exception as e:  # noqa: BLE001 - a plugin that cannot be built here is reported, not fatal
+        header["retriever"] = {"name": ret, "params": {"error": str(e)[:200]}}
     if judge_:
         header["judge"] = judge_.describe()
     if "reply" in specs:

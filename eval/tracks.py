@@ -53,14 +53,20 @@ def _stratum_of(p: Probe) -> str:
     return p.stratum if p.source == "chat" else f"category:{p.category}"
 
 
+APART = {"adversarial", "5"}  # LoCoMo category 5: no answer in the conversation, never pooled
+
+
 def _groups(probes: list[Probe]) -> list[tuple[str, str, list[int]]]:
-    """(source, stratum, probe indices) for each source present: pooled first, then per stratum."""
+    """(source, stratum, probe indices) for each source present: pooled first, then per stratum.
+    The pooled rows leave out LoCoMo's adversarial category, which is reported as its own stratum."""
     out = []
     for source in ("chat", "qa"):
         ix = [i for i, p in enumerate(probes) if p.source == source]
         if not ix:
             continue
-        out.append((source, "all", ix))
+        pooled = [i for i in ix if not (source == "qa" and probes[i].category in APART)]
+        if pooled:
+            out.append((source, "all", pooled))
         for st in sorted({_stratum_of(probes[i]) for i in ix}):
             out.append((source, st, [i for i in ix if _stratum_of(probes[i]) == st]))
     return out
@@ -164,12 +170,15 @@ def abstention(probes: list[Probe], outcomes: dict[str, list[Outcome | None]], s
                 ]
                 if stratum == "all" and label == "memory_bearing":
                     rocs[gate] = M.roc_curve(scores, y)
-        controls = [j for j, p in enumerate(sub) if p.stratum == "control" and got[j] is not None
-                    and got[j].retrieve is not None]
+        all_controls = [j for j, p in enumerate(sub) if p.stratum == "control"]
+        controls = [j for j in all_controls if got[j] is not None and got[j].retrieve is not None]
         fired = [got[j].retrieve for j in controls]
-        sec.metrics.append(_share("fired_on_controls", int(sum(fired)), len(fired),
-                                  "no control probes (session cold opens)", system=gate, stratum="control",
-                                  subset="chat:scoreable"))
+        why = (f"{len(all_controls)} control probes, the gate decided on none" if all_controls
+               else "no control probes (session cold opens)")
+        m = _share("fired_on_controls", int(sum(fired)), len(fired), why, system=gate, stratum="control",
+                   subset="chat:scoreable")
+        m.extra = {**(m.extra or {}), "control_probes": len(all_controls), "decided": len(controls)}
+        sec.metrics.append(m)
     if misuse is None:
         sec.notes.append("misuse on controls (replies that bring in the past although nothing was needed) is judged "
                          "on replies: not computed without --judge MODEL. `fired_on_controls` is the gate-level "

@@ -34,8 +34,10 @@ def feature_rows(release, store: Store, settings: Settings, progress=None):
                 progress()
 
 
-def train(corpus: Path, out: Path, c: float = 1.0) -> dict:
-    from sklearn.linear_model import LogisticRegression
+def train(corpus: Path, out: Path, c: float = 1.0, seed: int = 0) -> dict:
+    """Fit the learned gate on a release, the way the shipped weights are fitted (eval.gatesets.fit:
+    message evidence only, Platt-calibrated out of fold, threshold by balanced accuracy, seeded)."""
+    from eval.gatesets import TRAIN_FEATURES, fit
 
     release = read_release(corpus)
     with tempfile.TemporaryDirectory() as tmp:
@@ -44,28 +46,18 @@ def train(corpus: Path, out: Path, c: float = 1.0) -> dict:
         store.close()
     if not rows:
         raise ValueError(f"{corpus}: no scoreable chat probes to train on")
-    names = features.NAMES
+    names = TRAIN_FEATURES
     X = np.array([[f[n] for n in names] for _, _, f, _ in rows])
     y = np.array([lab for *_, lab in rows], dtype=int)
     if len(set(y)) < 2:
         raise ValueError(f"{corpus}: training needs both memory-bearing and other probes")
-    mean, scale = X.mean(0), X.std(0)
-    scale[scale == 0] = 1.0
-    model = LogisticRegression(C=c, class_weight="balanced", max_iter=1000).fit((X - mean) / scale, y)
-    p = model.predict_proba((X - mean) / scale)[:, 1]
-    result = {
-        "features": names,
-        "coef": model.coef_[0].tolist(),
-        "intercept": float(model.intercept_[0]),
-        "mean": mean.tolist(),
-        "scale": scale.tolist(),
-        "threshold": 0.5,
+    result = fit(X, y, names, seed=seed, c=c)
+    z = ((X - np.array(result["mean"])) / np.array(result["scale"])) @ np.array(result["coef"]) + result["intercept"]
+    result.update({
         "trained_on": str(corpus),
-        "n": int(len(y)),
-        "positives": int(y.sum()),
-        "auroc_in_sample": auroc(p, y),  # optimistic by construction: measured on the training probes
+        "auroc_in_sample": auroc(z, y),  # optimistic by construction: measured on the training probes
         "created_at": datetime.now(timezone.utc).isoformat(),
-    }
+    })
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     return result

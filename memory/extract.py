@@ -27,7 +27,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from memory import cells, claims, derived, filememory, ix_attributes, persona, persona_rules
+from memory import cells, claims, derived, facts, filememory, ix_attributes, persona, persona_rules, preferences
 from memory.messages import CONTEXTS, Message, _row as _message_row
 from memory.store import Store, StoreError
 
@@ -54,121 +54,8 @@ class Proposal:
 
 
 # ---------------------------------------------------------------- rule-based extractor
-
-_OCCUPATIONS = (
-    "nurse|teacher|doctor|engineer|software engineer|developer|programmer|designer|lawyer|student|writer|"
-    "chef|cook|accountant|manager|researcher|scientist|artist|musician|farmer|driver|pharmacist|dentist|"
-    "architect|carpenter|electrician|plumber|mechanic|journalist|photographer|consultant|analyst|translator|"
-    "librarian|firefighter|police officer|paramedic|therapist|psychologist|professor|lecturer|waiter|"
-    "waitress|barista|cashier|pilot|soldier|vet|veterinarian|midwife|social worker|retiree|freelancer"
-)
-_RELATIONS = (
-    "sister|brother|mom|mum|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|son|daughter|"
-    "best friend|friend|boss|manager|colleague|roommate|flatmate|grandma|grandmother|grandpa|grandfather|"
-    "aunt|uncle|cousin|niece|nephew|cat|dog"
-)
-_PLACE = r"([A-Z][\w'-]+(?:[ -](?:de |do |da |of |upon )?[A-Z][\w'-]+)*)"
-_END = r"(?=\s*(?:[.,;!?)]|$|\b(?:and|but|so|now|with|because|too|also|as well|these days|again|since|then|for now)\b))"
-_I = r"(?<![\w'])[Ii]"
-
-FACTS: list[tuple[str, Callable]] = []
-
-
-def _fact(pattern: str):
-    def deco(fn):
-        FACTS.append((re.compile(pattern), fn))
-        return fn
-    return deco
-
-
-@_fact(_I + r"(?:'m| am) (\d{1,3})(?: years? old)?" + _END)
-def _age(m):
-    return "age", f"Is {m.group(1)} years old", "biographical"
-
-
-@_fact(_I + r" (?:just )?turned (\d{1,3})" + _END)
-def _turned(m):
-    return "age", f"Is {m.group(1)} years old", "biographical"
-
-
-@_fact(_I + r"(?: live|'m living| am living| currently live) in " + _PLACE)
-def _lives(m):
-    return "residence", f"Lives in {m.group(1)}", "residence"
-
-
-@_fact(r"(?<![\w'])(?:[Ii]|[Ww]e)(?:'ve| have)? (?:just |recently |finally )?moved to " + _PLACE)
-def _moved(m):
-    return "residence", f"Lives in {m.group(1)}", "residence"
-
-
-@_fact(_I + r"(?:'m| am) (?:originally )?from " + _PLACE)
-def _from(m):
-    return "origin", f"Is from {m.group(1)}", "biographical"
-
-
-@_fact(_I + r" work (as an? [a-z][\w -]*?|at [\w' -]+?|for [\w' -]+?|(?:nights|days|night shifts|early shifts|"
-       r"late shifts|weekends|from home|part[- ]time|full[- ]time|remotely)(?: [\w' -]+?)?)" + _END)
-def _work(m):
-    rest = m.group(1).strip()
-    slot = "occupation" if rest.startswith("as ") else "employer" if rest.startswith(("at ", "for ")) else "work"
-    return slot, f"Works {rest}", "work"
-
-
-@_fact(_I + r"(?:'m| am) an? (" + _OCCUPATIONS + r")" + _END)
-def _occupation(m):
-    return "occupation", f"Works as a{'n' if m.group(1)[0] in 'aeiou' else ''} {m.group(1)}", "work"
-
-
-@_fact(_I + r"(?:'m| am) (?:a )?(vegetarian|vegan|pescatarian)" + _END)
-def _diet(m):
-    return "diet", f"Is {m.group(1)}", "health"
-
-
-@_fact(_I + r"(?:'m| am) allergic to ([\w -]+?)" + _END)
-def _allergy(m):
-    return None, f"Is allergic to {m.group(1)}", "health"
-
-
-@_fact(r"(?<![\w'])[Mm]y name is ([A-Z][\w'-]+)")
-def _name(m):
-    return "name", f"Is called {m.group(1)}", "biographical"
-
-
-@_fact(r"(?<![\w'])[Mm]y birthday is (?:on )?([\w ]+?)" + _END)
-def _birthday(m):
-    return "birthday", f"Has their birthday on {m.group(1)}", "biographical"
-
-
-@_fact(_I + r" have (a|an|one|two|three|four|five|six|\d+) (cats?|dogs?|kids|children|sons?|daughters?|sisters?|"
-       r"brothers?|kittens?|pupp(?:y|ies)|rabbits?|parrots?|hamsters?|grandchildren)"
-       r"(?: (?:called|named) ([A-Z][\w'-]+(?: and [A-Z][\w'-]+)?))?" + _END)
-def _has(m):
-    count, noun, name = m.group(1), m.group(2), m.group(3)
-    text = f"Has {count} {noun}" + (f" called {name}" if name else "")
-    category = "family" if noun.startswith(("kid", "child", "son", "daughter", "sister", "brother", "grand")) else "pets"
-    slot = None if name else f"has:{noun.rstrip('s')}"
-    return slot, text, category
-
-
-@_fact(r"(?<![\w'])[Mm]y (" + _RELATIONS + r"),? ([A-Z][\w'-]+,? )?"
-       r"(lives in " + _PLACE + r"|(?:just |recently )?moved to " + _PLACE + r"|works (?:as|at|for|in) [\w' -]+?|"
-       r"is (?:called|named) [A-Z][\w'-]+|is (\d{1,3})(?: years old)?|is an? (?:" + _OCCUPATIONS + r"))" + _END)
-def _relation(m):
-    rel, name, pred = m.group(1).lower(), (m.group(2) or "").strip(" ,"), m.group(3)
-    if pred.startswith(("lives", "moved", "just moved", "recently moved")):
-        place = m.group(4) or m.group(5)
-        pred, kind = f"lives in {place}", "residence"
-    elif pred.startswith("works"):
-        kind = "work"
-    elif pred.startswith(("is called", "is named")):
-        kind = "name"
-    elif m.group(6):
-        pred, kind = f"is {m.group(6)} years old", "age"
-    else:
-        kind = "occupation"
-    who = f"{rel.capitalize()} {name}".strip()
-    return f"{rel}:{name.lower()}:{kind}", f"{who} {pred}", "relationships"
-
+# Facts come from the parse (memory.facts); preferences from the phrase tables
+# (memory.ix_attributes); persona statements from memory.persona_rules.
 
 _SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]*")
 _QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
@@ -180,21 +67,28 @@ class RuleExtractor:
     memory.persona_rules); no model."""
 
     name = "rule"
-    version = "2"  # 2: persona statements
+    version = "3"  # 2: persona statements; 3: facts from the parse (memory.facts)
+
+    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona")):
+        self.kinds = kinds  # the reply path asks for preferences only: it does not pay for the parse
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []
-        for m in msgs:
-            if m.sender != "user":
-                continue  # never from companion messages: they may quote memory
+        users = [m for m in msgs if m.sender == "user"]  # never from companion messages: they may quote memory
+        parsed = facts.extract_many([m.text for m in users]) if "claim" in self.kinds else [[] for _ in users]
+        for m, found in zip(users, parsed):
+            out += [Proposal("claim", f.text, [m.dayid], f.evidence, category=f.category, slot=f.slot,
+                             confidence=0.9, extractor=self.name) for f in found]
+        for m in users:
             text = _QUOTED.sub(" ", m.text)  # quoted text is someone else's words
             for s in _SENTENCE.finditer(text):
                 sentence = s.group(0).strip()
                 if not sentence or sentence.endswith("?"):
                     continue
-                out += self._facts(m, sentence)
-                out += self._preferences(m, sentence)
-                out += self._persona(m, sentence)
+                if "persona" in self.kinds:
+                    out += self._persona(m, sentence)
+            if "preference" in self.kinds:
+                out += self._preferences(m)
         return out
 
     def _persona(self, m: Message, sentence: str) -> list[Proposal]:
@@ -207,26 +101,14 @@ class RuleExtractor:
                                 extractor=self.name))
         return out
 
-    def _facts(self, m: Message, sentence: str) -> list[Proposal]:
-        found, taken = [], []
-        for pattern, fn in FACTS:
-            for hit in pattern.finditer(sentence):
-                if any(a < hit.end() and hit.start() < b for a, b in taken):
-                    continue  # one statement, one claim
-                if _HYPOTHETICAL.search(sentence[: hit.start()]):
-                    continue  # "if I moved to Lisbon ..." states nothing
-                slot, claim, category = fn(hit)
-                taken.append((hit.start(), hit.end()))
-                found.append(Proposal("claim", claim, [m.dayid], hit.group(0), category=category, slot=slot,
-                                      confidence=0.9, extractor=self.name))
-        return found
-
-    def _preferences(self, m: Message, sentence: str) -> list[Proposal]:
-        contexts, found = preference_phrases(sentence, m.context)
-        return [Proposal("preference", ix_attributes.describe(attribute, setting), [m.dayid], evidence,
-                         category="preference", confidence=0.8, attribute=attribute, setting=setting,
-                         contexts=contexts, extractor=self.name)
-                for attribute, setting, evidence in found]
+    def _preferences(self, m: Message) -> list[Proposal]:
+        """Clause by clause, gated by the parse: the rule phrases, then the classifier over
+        sentence embeddings for what people say in their own words (memory.preferences)."""
+        return [Proposal("preference", ix_attributes.describe(f.attribute, f.setting), [m.dayid], f.evidence,
+                         category="preference", confidence=0.8 if f.road == "rule" else round(0.8 * f.probability, 3),
+                         attribute=f.attribute, setting=f.setting, contexts=f.contexts,
+                         extractor=self.name if f.road == "rule" else preferences.NAME)
+                for f in preferences.find(m.text, m.context, rules=preference_phrases)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -328,6 +210,26 @@ class ModelExtractor:
         return out
 
 
+class Combined:
+    """The rule extractor and a capable model together: the model adds what the rules miss.
+    A model claim for a slot the rules already read from the same message is dropped, so two
+    wordings of one statement do not supersede each other."""
+
+    name = "rule+model"
+
+    def __init__(self, *extractors):
+        self.extractors = extractors
+        self.version = "+".join(f"{e.name}:{e.version}" for e in extractors)
+
+    def propose(self, msgs: list[Message]) -> list[Proposal]:
+        out: list[Proposal] = []
+        for e in self.extractors:
+            taken = {(d, p.slot) for p in out if p.kind == "claim" and p.slot for d in p.source_dayids}
+            out += [p for p in e.propose(msgs)
+                    if not (p.kind == "claim" and p.slot and any((d, p.slot) in taken for d in p.source_dayids))]
+        return out
+
+
 def _model_persona(d: dict, src: list[str], extractor: str) -> Proposal:
     """A model's persona line as a Proposal; an unknown trait, value or facet raises StoreError."""
     clause = str(d["text"]).strip()
@@ -354,6 +256,14 @@ _STATE_VERBS = {"works", "lives", "has", "is", "called", "wants", "prefers", "ye
 
 def content_words(text: str) -> set[str]:
     return {w for w in derived.norm(text).split() if w not in _STOP and w not in _STATE_VERBS}
+
+
+def _said(words: set[str], said: set[str]) -> bool:
+    """Every claim word is in the message, allowing the third person a claim is written in
+    ("Plays bass" from "I play bass", "Studies" from "study", "Goes" from "go")."""
+    def base(w):
+        return {w, w[:-1], w[:-2], w[:-3] + "y"} if w.endswith("s") else {w}
+    return all(base(w) & said for w in words)
 
 
 def _only_hypothetical(ev: str, found: list[Message]) -> bool:
@@ -414,17 +324,18 @@ def verify(store: Store, participant: str, p: Proposal) -> Verdict:
     sources = [(m.dayid, m.ordinal) for m in found]
     ev = derived.norm(p.evidence)
     if ev and any(ev in derived.norm(m.text) for m in found):
-        if _only_hypothetical(ev, found):
+        if _only_hypothetical(ev, found) and not (
+                p.kind == "preference" and any(preferences.still_stated(p.evidence, m.text) for m in found)):
             return Verdict("unsupported", "the cited words are asked, supposed, quoted from someone else or span sentences", sources,
                            found[-1].context)
         if p.kind == "persona" and _only_negated(p.evidence, found):
             return Verdict("unsupported", "the cited words are negated in the message", sources, found[-1].context)
-        if p.kind == "claim" and not content_words(p.text) <= content_words(" ".join(m.text for m in found)):
+        if p.kind == "claim" and not _said(content_words(p.text), content_words(" ".join(m.text for m in found))):
             return Verdict("repairable", "evidence quoted, but the claim says more than it", sources, found[-1].context)
         return Verdict("supported", "evidence found in the cited message", sources, found[-1].context)
     words = content_words(p.text if p.kind == "claim" else p.evidence)
     said = content_words(" ".join(m.text for m in found))
-    if words and words <= said:
+    if words and _said(words, said):
         return Verdict("repairable", "evidence not verbatim; every content word is in the cited message",
                        sources, found[-1].context)
     return Verdict("unsupported", "the cited messages do not state it", sources, found[-1].context)

@@ -1,17 +1,27 @@
 """Features of a message and of the relationship, for the learned gate (and for analysis).
 
-All are computed as of the turn: nothing at or after ctx.as_of is read.
+All are computed as of the turn: nothing at or after ctx.as_of is read. Phrase banks (back-reference
+cues, time cues, small talk, personal nouns) are versioned data in memory/data/gate-cues-v1.json.
+Every feature is cheap: regexes over the message, the BM25 and dense scores the retriever shares
+through ctx.cache, and a handful of rows read by ordinal (no parse: live chat is often lowercase,
+where a tagger's proper-noun guesses fail, and a parse costs more than the rest of the gate).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from memory import keys
 from memory.context import TurnContext
-from memory.tokens import WORD
+from memory.tokens import STOPWORDS, WORD, tokenize
+
+CUES_FILE = Path(__file__).parent / "data" / "gate-cues-v1.json"
 
 TEMPORAL = frozenset("""yesterday ago last earlier before previously week weekend month since
 again still anymore remember remembered recall back then once already""".split())
@@ -19,10 +29,43 @@ REFERENTIAL = frozenset("""that those it she he they her him them said told ment
 discussed promised asked suggested you""".split())
 WH = frozenset("what when where who whom which why how did do does was were is are can could would".split())
 
-NAMES = [
+# The original ten (kept: weights trained on them still load) and the issue #15 evidence.
+BASE = [
     "log_days_since_start", "log_earlier_messages", "log_length", "question", "wh_start",
     "temporal_cues", "referential_cues", "bm25_outside", "dense_outside", "past_retrieval_rate",
 ]
+EVIDENCE = [
+    "backref_cues", "time_cues", "own_life_question", "personal_nouns", "entity_novelty",
+    "smalltalk", "phatic_repeat", "general_request", "bm25_outside_user", "dense_outside_user",
+    "best_match_companion",
+]
+NAMES = BASE + EVIDENCE
+USER_DEPTH = 10  # how many of the best matches outside the window are read to find the participant's own
+
+
+@lru_cache(maxsize=1)
+def cues() -> dict:
+    data = json.loads(CUES_FILE.read_text())
+
+    def rx(entries, whole=False):
+        body = "|".join(f"(?:{e})" for e in entries)
+        return re.compile(rf"^\W*(?:{body})(?:\W+(?:{body}))*\W*$" if whole else rf"(?<!\w)(?:{body})(?!\w)")
+
+    return {
+        "version": data["version"],
+        "backref": rx(data["backref"]),
+        "time": rx(data["time"]),
+        "smalltalk": rx(data["smalltalk"], whole=True),
+        "general_request": rx(data["general_request"]),
+        "personal_nouns": rx(data["personal_nouns"]),
+        "personal_words": frozenset(w for e in data["personal_nouns"] for w in WORD.findall(e) if w.isalpha()),
+        "possessive": rx(data["first_person_possessive"]),
+        "first_person_past": rx(data["first_person_past"]),
+    }
+
+
+def _norm(text: str) -> str:
+    return " ".join(WORD.findall(text.lower()))
 
 
 def _positions(ordinals: np.ndarray, recent: set[int]) -> np.ndarray:
@@ -32,15 +75,6 @@ def _positions(ordinals: np.ndarray, recent: set[int]) -> np.ndarray:
     inside = pos < len(ordinals)
     pos = pos[inside]
     return pos[ordinals[pos] == want[inside]]
-
-
-def _outside_max(scores: np.ndarray, ordinals: np.ndarray, recent: set[int]) -> float:
-    if len(scores) == 0:
-        return 0.0
-    keep = ~np.isin(ordinals, np.fromiter(recent, dtype=np.int64)) if recent else slice(None)
-    vals = scores[keep]
-    vals = vals[np.isfinite(vals)]
-    return float(vals.max()) if len(vals) else 0.0
 
 
 def bm25_outside(ctx: TurnContext) -> tuple[float, int | None]:
@@ -68,6 +102,150 @@ def dense_outside(ctx: TurnContext) -> tuple[float, int | None]:
     return (float(s[i]), int(ordinals[i])) if np.isfinite(s[i]) else (0.0, None)
 
 
+def _top_outside(ctx: TurnContext, scores: np.ndarray, ordinals: np.ndarray, floor: float) -> list[tuple[int, float]]:
+    """The USER_DEPTH best (ordinal, score) outside the recent window, best first."""
+    if len(scores) == 0:
+        return []
+    s = scores
+    if ctx.recent:
+        s = scores.copy()
+        s[_positions(ordinals, ctx.recent_ordinals)] = floor
+    k = min(USER_DEPTH, len(s))
+    pick = np.argpartition(-s, k - 1)[:k]
+    pick = pick[np.argsort(-s[pick], kind="stable")]
+    return [(int(ordinals[i]), float(s[i])) for i in pick if s[i] > floor]
+
+
+def _senders(ctx: TurnContext, ordinals: list[int]) -> dict[int, tuple[str, str]]:
+    """(sender, text) of a few ordinals, memoized for the turn."""
+    memo = ctx.cache.setdefault(("rows", ctx.as_of), {})
+    want = [o for o in ordinals if o not in memo]
+    if want:
+        marks = ",".join("?" * len(want))
+        for r in ctx.store.conn.execute(
+            f"SELECT ordinal, sender, text FROM messages WHERE participant=? AND ordinal IN ({marks}) AND ordinal<?",
+            (ctx.participant, *want, ctx.as_of),
+        ):
+            memo[r[0]] = (r[1], r[2])
+    return {o: memo[o] for o in ordinals if o in memo}
+
+
+def speaker_aware(ctx: TurnContext) -> dict:
+    """Best matches outside the window among the participant's own messages, and whether the best
+    overall was the companion's (a companion paraphrase of a fact is weaker evidence than the fact)."""
+    scores, ordinals, ref = ctx.bm25(ctx.text)
+    lex = _top_outside(ctx, scores, ordinals, 0.0) if ref > 0 else []
+    sims, dord = ctx.dense(ctx.text)
+    den = _top_outside(ctx, sims, dord, -np.inf)
+    rows = _senders(ctx, [o for o, _ in lex] + [o for o, _ in den])
+    lex_user = next(((o, s) for o, s in lex if rows.get(o, ("",))[0] == "user"), (None, 0.0))
+    den_user = next(((o, s) for o, s in den if rows.get(o, ("",))[0] == "user"), (None, 0.0))
+    best = lex[0][0] if lex else (den[0][0] if den else None)
+    return {
+        "bm25_outside_user": lex_user[1] / ref if ref > 0 else 0.0,
+        "bm25_user_best": lex_user[0],
+        "dense_outside_user": max(den_user[1], 0.0),
+        "dense_user_best": den_user[0],
+        "best_match_companion": float(best is not None and rows.get(best, ("",))[0] == "companion"),
+        "lex": lex,
+        "rows": rows,
+    }
+
+
+def phatic_repeat(ctx: TurnContext, sp: dict) -> float:
+    """1 when the message repeats, near word for word, one of the participant's earlier lines that
+    needed nothing then either (small talk said again is not a callback)."""
+    mine = set(tokenize(ctx.text))
+    words = _norm(ctx.text)
+    for o, _ in sp["lex"][:3]:
+        sender, text = sp["rows"].get(o, ("", ""))
+        if sender != "user":
+            continue
+        theirs = set(tokenize(text))
+        if _norm(text) == words or (mine and len(mine & theirs) * 2 / (len(mine) + len(theirs)) >= 0.8):
+            return 1.0
+    return 0.0
+
+
+def _occurrences(ctx: TurnContext, term: str, limit: int = 4) -> list[int]:
+    """The newest ordinals before as_of, outside the recent window, whose text has `term`."""
+    key = ("lexical index", ctx.participant)
+    if key not in ctx.cache:  # synced once a turn, not once a word
+        ctx.cache[key] = ctx.store.bm25.synced(ctx.participant)
+    idx = ctx.cache[key]
+    with idx.lock:
+        ords = idx.ordinals.view
+        n = int(np.searchsorted(ords, ctx.as_of))
+        docs, _ = idx.arrays(term)
+        c = int(np.searchsorted(docs, n))
+        found = ords[docs[max(0, c - limit - len(ctx.recent)):c]].tolist()
+    recent = ctx.recent_ordinals
+    return [o for o in reversed(found) if o not in recent][:limit]
+
+
+def entity_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
+    """Names and personal nouns of the message that the participant used before the recent window
+    and that the window does not hold: what a callback by name looks like."""
+    c = cues()
+    text = ctx.text
+    words = WORD.findall(text)
+    recent_words = {w for m in ctx.recent for w in tokenize(m.text)}
+    candidates: dict[str, bool] = {}  # word -> written as a name in this message
+    for i, w in enumerate(words):
+        lw = w.lower()
+        if len(lw) < 3 or not w.isalpha() or lw in STOPWORDS or lw in recent_words:
+            continue
+        candidates[lw] = candidates.get(lw, False) or (i > 0 and w[0].isupper())
+    novel = []
+    for lw, as_name in candidates.items():
+        occ = _occurrences(ctx, lw)
+        if not occ:
+            continue
+        rows = _senders(ctx, occ)
+        pat = re.compile(rf"(?<!^)(?<![.!?]\s)\b{re.escape(lw)}\b", re.IGNORECASE)
+        for o in occ:
+            sender, t = rows.get(o, ("", ""))
+            if sender != "user":
+                continue
+            said_as_name = any(m.group(0)[0].isupper() for m in pat.finditer(t))
+            if as_name or lw in c["personal_words"] or said_as_name:
+                novel.append(lw)
+                break
+    return float(len(novel)), novel
+
+
+def rewrite_for_lexical(text: str) -> str:
+    """The query BM25 should see: back-reference cues and small talk dropped ("do you remember",
+    "again", "i told you" match every message that says them), names and content words kept.
+    Returns `text` itself when nothing is dropped, so the turn's cached scores are reused."""
+    c = cues()
+    out = c["backref"].sub(" ", text.lower())
+    if c["smalltalk"].match(out):
+        return text
+    out = " ".join(out.split())
+    if not tokenize(out) or set(tokenize(out)) == set(tokenize(text)):
+        return text
+    return out
+
+
+def cue_features(text: str) -> dict[str, float]:
+    """The message-only evidence (no store): cue counts, question shape, small talk."""
+    c = cues()
+    low = text.lower().strip()
+    words = WORD.findall(low)
+    question = low.endswith("?") or bool(words and words[0] in WH)
+    mine = bool(c["possessive"].search(low)) or bool(c["first_person_past"].search(low))
+    personal = len(c["personal_nouns"].findall(low))
+    return {
+        "backref_cues": float(len(c["backref"].findall(low))),
+        "time_cues": float(len(c["time"].findall(low))),
+        "own_life_question": float(question and (mine or personal > 0)),
+        "personal_nouns": float(personal),
+        "smalltalk": float(bool(c["smalltalk"].match(low))) if len(words) <= 8 else 0.0,
+        "general_request": float(bool(c["general_request"].search(low)) and not mine),
+    }
+
+
 def past_retrieval_rate(ctx: TurnContext) -> float:
     """Share of this participant's earlier live turns whose gate chose to retrieve."""
     r = ctx.store.conn.execute(
@@ -79,25 +257,39 @@ def past_retrieval_rate(ctx: TurnContext) -> float:
     return float(r[0]) if r and r[0] is not None else 0.0
 
 
-def compute(ctx: TurnContext) -> dict[str, float]:
+def compute(ctx: TurnContext, names=None) -> dict[str, float]:
+    """Feature values by name (all of NAMES, or only what `names` asks for, skipping the rest's cost)."""
+    want = set(NAMES if names is None else names)
     words = WORD.findall(ctx.text.lower())
-    latest = ctx.store.conn.execute(  # the turn's own message (or the newest before the bound)
-        "SELECT dayid FROM messages WHERE participant=? AND ordinal<=? ORDER BY ordinal DESC LIMIT 1",
-        (ctx.participant, ctx.as_of),
-    ).fetchone()
-    day = keys.parse_dayid(latest["dayid"])[0] if latest else 1
-    earlier = ctx.store.conn.execute(
-        "SELECT count(*) FROM messages WHERE participant=? AND ordinal<?", (ctx.participant, ctx.as_of)
-    ).fetchone()[0]
-    return {
-        "log_days_since_start": math.log1p(day - 1),
-        "log_earlier_messages": math.log1p(earlier),
-        "log_length": math.log1p(len(words)),
-        "question": float(ctx.text.rstrip().endswith("?")),
-        "wh_start": float(bool(words) and words[0] in WH),
-        "temporal_cues": float(sum(w in TEMPORAL for w in words)),
-        "referential_cues": float(sum(w in REFERENTIAL for w in words)),
-        "bm25_outside": bm25_outside(ctx)[0],
-        "dense_outside": dense_outside(ctx)[0],
-        "past_retrieval_rate": past_retrieval_rate(ctx),
-    }
+    out: dict[str, float] = {}
+    if want & {"log_days_since_start"}:
+        latest = ctx.store.conn.execute(  # the turn's own message (or the newest before the bound)
+            "SELECT dayid FROM messages WHERE participant=? AND ordinal<=? ORDER BY ordinal DESC LIMIT 1",
+            (ctx.participant, ctx.as_of),
+        ).fetchone()
+        day = keys.parse_dayid(latest["dayid"])[0] if latest else 1
+        out["log_days_since_start"] = math.log1p(day - 1)
+    if "log_earlier_messages" in want:
+        out["log_earlier_messages"] = math.log1p(max(ctx.as_of - 1, 0))  # ordinals count from 1
+    out["log_length"] = math.log1p(len(words))
+    out["question"] = float(ctx.text.rstrip().endswith("?"))
+    out["wh_start"] = float(bool(words) and words[0] in WH)
+    out["temporal_cues"] = float(sum(w in TEMPORAL for w in words))
+    out["referential_cues"] = float(sum(w in REFERENTIAL for w in words))
+    if "bm25_outside" in want:
+        out["bm25_outside"] = bm25_outside(ctx)[0]
+    if "dense_outside" in want:
+        out["dense_outside"] = dense_outside(ctx)[0]
+    if "past_retrieval_rate" in want:
+        out["past_retrieval_rate"] = past_retrieval_rate(ctx)
+    out.update(cue_features(ctx.text))
+    if want & {"bm25_outside_user", "dense_outside_user", "best_match_companion", "phatic_repeat"}:
+        sp = speaker_aware(ctx)
+        out.update({k: sp[k] for k in ("bm25_outside_user", "dense_outside_user", "best_match_companion")})
+        out["phatic_repeat"] = phatic_repeat(ctx, sp)
+        # For the decision's reason: the participant's own nearest message, not a companion reply
+        ctx.cache["evidence"] = {"own_best": sp["bm25_user_best"] or sp["dense_user_best"]}
+    if "entity_novelty" in want:
+        out["entity_novelty"], novel = entity_novelty(ctx)
+        ctx.cache.setdefault("evidence", {})["names"] = novel
+    return out

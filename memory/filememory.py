@@ -355,11 +355,40 @@ def delete_line(store: Store, participant: str, line_id: int) -> None:
             _snapshot(conn, participant, f"delete {line_id}", derived.effective_ordinal(store, participant))
 
 
+PERSONA_ITEMS = 12  # at most this many persona items in a prompt, strongest first
+
+
+def _persona_items(store: Store, participant: str, as_of: int) -> list:
+    from memory import persona  # persona imports this module's siblings; read lazily
+
+    order = {"strong": 0, "moderate": 1, "weak": 2}
+    items = [i for i in persona.current(store, participant, as_of) if i.clauses]
+    items.sort(key=lambda i: (order.get(i.strength, 3), -i.valid_from, i.id))
+    return items[:PERSONA_ITEMS]
+
+
+def prompt_items(store: Store, participant: str, context: str, as_of: int) -> list[str]:
+    """Keys of what `prompt_block` puts in the prompt, in its order ("line:<id>", "persona:<id>"):
+    what the turn's trace records, and what the inspector opens."""
+    ls = lines(store, participant, as_of)
+    ls.sort(key=lambda line: (line.scope != context, line.id))
+    return [f"line:{line.id}" for line in ls] + [f"persona:{i.id}" for i in _persona_items(store, participant, as_of)]
+
+
 def prompt_block(store: Store, participant: str, context: str, as_of: int) -> tuple[str, list[str]]:
     """What a turn puts in its system prompt: the file memory as of the bound with the current
-    context's section first, and the line texts injected (pass them to derived.note_injected)."""
+    context's section first, then how the participant describes themselves (persona items
+    current at the bound, strongest first, with their strength), and the texts injected (pass
+    them to derived.note_injected). Persona items are read from memory_persona, not copied into
+    lines, so an edit, a deletion or a rebuild of the persona reaches the next prompt at once."""
     ls = lines(store, participant, as_of)
-    if not ls:
+    items = _persona_items(store, participant, as_of)
+    if not ls and not items:
         return "", []
     ls.sort(key=lambda line: (line.scope != context, line.id))
-    return render_lines(ls, title="What you remember about the participant"), [line.text for line in ls]
+    text = render_lines(ls, title="What you remember about the participant") if ls else \
+        "# What you remember about the participant\n"
+    if items:
+        text += "\n## how they describe themselves\n" + "\n".join(
+            f"- {i.text} _({i.strength}; sources: {' '.join(f'[{d}]' for d in i.source_dayids)})_" for i in items) + "\n"
+    return text, [line.text for line in ls] + [i.text for i in items]

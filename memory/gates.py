@@ -23,6 +23,7 @@ class Decision(BaseModel):
     score: float
     threshold: float
     reason: str
+    features: dict[str, float] | None = None  # the evidence a feature-based gate weighed (traced)
 
 
 class Gate:
@@ -41,11 +42,11 @@ class Gate:
     def decide(self, ctx: TurnContext) -> Decision:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _decision(self, score: float, reason: str) -> Decision:
+    def _decision(self, score: float, reason: str, features: dict[str, float] | None = None) -> Decision:
         retrieve = score >= self.threshold
         rel = "≥" if retrieve else "<"
         return Decision(retrieve=retrieve, score=score, threshold=self.threshold,
-                        reason=f"{reason}: {score:.3f} {rel} {self.threshold:.3f}")
+                        reason=f"{reason}: {score:.3f} {rel} {self.threshold:.3f}", features=features)
 
 
 class Never(Gate):
@@ -125,40 +126,74 @@ class Model(Gate):
         return self._decision(int(m.group(1)) / 100, "the model judged the need for the past")
 
 
-class Learned(Gate):
-    """Logistic regression over features of the message and of the relationship.
+SHIPPED_WEIGHTS = Path(__file__).parent / "data" / "gate-learned-v1.json"
 
-    Trained by `companion gates train --corpus DIR`, which writes the weights this reads
-    (default: <data dir>/gates/learned.json).
+
+class Learned(Gate):
+    """Logistic regression over features of the message and of the relationship (memory/features.py),
+    calibrated so the score is a probability that the message needs the past.
+
+    Weights: `weights=PATH` if given; else <data dir>/gates/learned.json when `companion gates
+    train` wrote one; else the weights shipped in the package (memory/data/gate-learned-v1.json,
+    trained by `python -m eval.gatesets train`), so the default needs no training step.
     """
 
     name = "learned"
+    version = "2"
 
     def __init__(self, weights: str | None = None, threshold: float | None = None, **params):
         self.weights_path = weights
         super().__init__(threshold=threshold, weights=weights, **params)
         self._model = None
+        self._explicit_threshold = threshold is not None
+
+    def _path(self, ctx) -> Path:
+        if self.weights_path:
+            return Path(self.weights_path)
+        local = ctx.store.data_dir / "gates" / "learned.json"
+        return local if local.exists() else SHIPPED_WEIGHTS
 
     def _load(self, ctx) -> dict:
         if self._model is None:
-            path = Path(self.weights_path) if self.weights_path else ctx.store.data_dir / "gates" / "learned.json"
+            path = self._path(ctx)
             if not path.exists():
                 raise RuntimeError(f"the learned gate is not trained ({path} is missing): "
                                    "run `companion gates train --corpus DIR`")
-            self._model = json.loads(path.read_text())
-            if self.params["threshold"] == self.default_threshold and "threshold" in self._model:
-                self.threshold = self.params["threshold"] = float(self._model["threshold"])
+            try:
+                model = json.loads(path.read_text())
+                unknown = sorted(set(model["features"]) - set(features.NAMES))
+            except (ValueError, KeyError, TypeError) as e:
+                raise RuntimeError(f"{path} is not a learned-gate weights file: {e}") from e
+            if unknown:
+                raise RuntimeError(f"{path} uses features this version does not compute: {', '.join(unknown)}")
+            self._model = model
+            self.params["weights_file"] = str(path)
+            if not self._explicit_threshold and "threshold" in model:
+                self.threshold = self.params["threshold"] = float(model["threshold"])
         return self._model
 
-    def decide(self, ctx):
+    def evidence(self, ctx) -> tuple[float, dict[str, float], str]:
+        """Calibrated probability, the feature values, and the feature that pushed it most."""
         m = self._load(ctx)
-        f = features.compute(ctx)
-        z = m["intercept"] + sum(
-            w * (f[n] - mu) / sd for n, w, mu, sd in zip(m["features"], m["coef"], m["mean"], m["scale"])
-        )
-        score = 1.0 / (1.0 + math.exp(-z))
-        top = max(zip(m["features"], m["coef"]), key=lambda t: abs(t[1]))[0]
-        return self._decision(score, f"learned model (strongest feature {top})")
+        f = features.compute(ctx, m["features"])
+        parts = {n: w * (f[n] - mu) / sd for n, w, mu, sd in zip(m["features"], m["coef"], m["mean"], m["scale"])}
+        z = m["intercept"] + sum(parts.values())
+        cal = m.get("calibration")  # Platt scaling fitted on held-back folds
+        if cal:
+            z = cal["a"] * z + cal["b"]
+        score = 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+        top = max(parts, key=lambda n: abs(parts[n]))
+        return score, {n: round(float(f[n]), 4) for n in m["features"]}, f"{top} {parts[top]:+.2f}"
+
+    def decide(self, ctx):
+        score, f, top = self.evidence(ctx)
+        ev = ctx.cache.get("evidence", {})
+        why = f"learned model (strongest push: {top}"
+        if ev.get("own_best") is not None:
+            why += f"; nearest own message {_dayid(ctx, ev['own_best'])}"
+        if ev.get("names"):
+            why += f"; names from before the window: {', '.join(ev['names'])}"
+        return self._decision(score, why + ")", features=f)
 
 
 class Oracle(Gate):

@@ -4,6 +4,8 @@ The attributes and settings are the IX inventory's (wrapper/data/inventory.json,
 regular expression (matched case-insensitively against one normalized sentence of a participant
 message, see memory.derived.norm) to (attribute, setting). Within an attribute the first
 matching pattern wins, so negated forms ("don't ask me before ...") come before plain ones.
+The phrases are the exact road; what people say in their own words is read by the classifier of
+memory.preferences, which also puts these phrases behind the parse's gates.
 """
 
 from __future__ import annotations

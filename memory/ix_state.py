@@ -75,7 +75,7 @@ def learn(store: Store, participant: str, msg: Message, own_words: str | None = 
     text = msg.text if own_words is None else own_words
     if not text.strip():
         return []
-    proposals = [p for p in extract.RuleExtractor().propose([replace(msg, text=text)]) if p.kind == "preference"]
+    proposals = [p for p in extract.RuleExtractor(kinds=("preference",)).propose([replace(msg, text=text)]) if p.kind == "preference"]
     out = []
     for p in proposals:
         v = extract.verify(store, participant, p)

@@ -283,67 +283,6 @@ def m006_derived_memory(conn):
 
 
 @migration
-def m008_persona(conn):
-    """Persona items (issue 4, item 3): Big Five traits, description aspects and quirks.
-
-    Same timing and history rules as memory_claims (see m006): one current value per
-    (participant, slot), superseded rows kept with valid_to and superseded_by. `sources` holds
-    JSON [[dayid, ordinal, intensified 0|1, clause], ...]: strength is computed from the
-    sources visible at a bound, so an as-of read never counts later evidence. Named m008:
-    m007 is taken by the wrapper's migration.
-    """
-    _script(
-        conn,
-        """
-        CREATE TABLE memory_persona (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: tombstones and events name ids
-            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
-            kind TEXT NOT NULL CHECK (kind IN ('big_five', 'description', 'quirk')),
-            slot TEXT NOT NULL,              -- big_five:extraversion, decision_making:speed, quirk:<clause> ...
-            facet TEXT,                      -- the description facet its clauses are written into
-            value TEXT NOT NULL,
-            sources TEXT NOT NULL,
-            valid_from INTEGER NOT NULL,
-            valid_to INTEGER,
-            from_dayid TEXT NOT NULL,
-            to_dayid TEXT,
-            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
-            verdict TEXT NOT NULL,
-            superseded_by INTEGER,
-            origin TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE INDEX memory_persona_by_slot ON memory_persona(participant, slot, status)
-        """,
-    )
-
-
-def _script(conn, sql: str) -> None:
-    # executescript() would COMMIT the surrounding transaction; run statements one by one.
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def apply(conn) -> list[str]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
-    applied = []
-    for fn in MIGRATIONS:
-        if fn.__name__ in done:
-            continue
-        fn(conn)
-        conn.execute(
-            "INSERT INTO _migrations VALUES (?, ?)",
-            (fn.__name__, datetime.now(timezone.utc).isoformat()),
-        )
-        applied.append(fn.__name__)
-    return applied
-
-
-@migration
 def m007_ix_wrapper(conn):
     """The IX Wrapper (issue 5): actions and their events, declared settings, sessions, queues.
 
@@ -417,6 +356,67 @@ def m007_ix_wrapper(conn):
 
 
 @migration
+def m008_persona(conn):
+    """Persona items (issue 4, item 3): Big Five traits, description aspects and quirks.
+
+    Same timing and history rules as memory_claims (see m006): one current value per
+    (participant, slot), superseded rows kept with valid_to and superseded_by. `sources` holds
+    JSON [[dayid, ordinal, intensified 0|1, clause], ...]: strength is computed from the
+    sources visible at a bound, so an as-of read never counts later evidence. Named m008:
+    m007 is taken by the wrapper's migration.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_persona (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: tombstones and events name ids
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('big_five', 'description', 'quirk')),
+            slot TEXT NOT NULL,              -- big_five:extraversion, decision_making:speed, quirk:<clause> ...
+            facet TEXT,                      -- the description facet its clauses are written into
+            value TEXT NOT NULL,
+            sources TEXT NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            from_dayid TEXT NOT NULL,
+            to_dayid TEXT,
+            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
+            verdict TEXT NOT NULL,
+            superseded_by INTEGER,
+            origin TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_persona_by_slot ON memory_persona(participant, slot, status)
+        """,
+    )
+
+
+def _script(conn, sql: str) -> None:
+    # executescript() would COMMIT the surrounding transaction; run statements one by one.
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def apply(conn) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        fn(conn)
+        conn.execute(
+            "INSERT INTO _migrations VALUES (?, ?)",
+            (fn.__name__, datetime.now(timezone.utc).isoformat()),
+        )
+        applied.append(fn.__name__)
+    return applied
+
+
+@migration
 def m009_scheduler_jobs(conn):
     """APScheduler's job store (companion.scheduler.DbJobStore): reminders and check-ins survive
     a restart, in the same file as everything else. The table has no `participant` column, so
@@ -431,3 +431,97 @@ def m009_scheduler_jobs(conn):
         )"""
     )
     conn.execute("CREATE INDEX IF NOT EXISTS scheduler_jobs_by_time ON scheduler_jobs(next_run_time)")
+
+
+@migration
+def m010_release_ledger(conn):
+    """Release ledger and per-participant release secrets (issue 13, items 6 and 15).
+
+    `release_keys` (has a `participant` column, so erasure removes it): the secret shift of the
+    participant's timeline in releases (whole weeks, so weekday, time of day and dayids hold) and
+    a random key that seeds their probe sample; neither is ever written into a release.
+    `release_ledger` and `release_ledger_members` have no `participant` column on purpose:
+    erasure keeps the row saying that release R held pseudonym U03, and its ledger hook blanks
+    `member_key` (a keyed hash of the name, HMAC with `release_meta.ledger_secret`) and sets
+    `withdrawn_at`, so what is left identifies nobody but still says which releases to recall.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE release_keys (
+            participant TEXT PRIMARY KEY REFERENCES participants(participant) ON DELETE CASCADE,
+            shift_days INTEGER NOT NULL,     -- added to every timestamp in a release
+            key TEXT NOT NULL                -- random, seeds the probe sample
+        );
+        CREATE TABLE release_meta (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE release_ledger (
+            release TEXT PRIMARY KEY,        -- also in the manifest
+            created_at TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            staging TEXT NOT NULL,           -- the hidden folder the gates run on
+            state TEXT NOT NULL CHECK (state IN ('staging', 'released', 'refused', 'abandoned')),
+            seed INTEGER,
+            params TEXT NOT NULL DEFAULT '{}',
+            reissue_of TEXT
+        );
+        CREATE TABLE release_ledger_members (
+            release TEXT NOT NULL REFERENCES release_ledger(release) ON DELETE CASCADE,
+            pseudonym TEXT NOT NULL,
+            member_key TEXT,                 -- HMAC of the participant, NULL once they are erased
+            withdrawn_at TEXT,
+            PRIMARY KEY (release, pseudonym)
+        );
+        CREATE INDEX release_ledger_members_by_key ON release_ledger_members(member_key);
+        """,
+    )
+
+
+@migration
+def m011_trial_feedback(conn):
+    """Explicit feedback on companion replies (thumbs up/down with an optional tag), the outcome
+    a live gate trial is measured by and the adaptive gate learns from. Append-only: a changed
+    mind is a new row (rating 0 retracts), so what was known as of any ordinal can be read back
+    (`after_ordinal`: the participant's last message when it was given). A `participant` column,
+    so erasure and "Download my data" find it like every other table."""
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS feedback (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            participant TEXT NOT NULL REFERENCES participants(participant) ON DELETE CASCADE,
+            dayid TEXT NOT NULL,              -- the companion reply rated
+            rating INTEGER NOT NULL CHECK (rating IN (-1, 0, 1)),  -- down, retracted, up
+            tag TEXT,                         -- memory/data/feedback.json tags, or NULL
+            trace_id INTEGER,                 -- the turn's trace (NULL: no research logging)
+            arm TEXT,
+            gate TEXT,
+            after_ordinal INTEGER NOT NULL,   -- visible to turns with as_of > after_ordinal
+            via TEXT NOT NULL,                -- app | cli
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS feedback_by_reply ON feedback(participant, dayid, id);
+        """,
+    )
+
+
+@migration
+def m012_participant_uid_and_pending_compaction(conn):
+    """Two security fixes (issue 13).
+    `participants.uid`: a random identity minted when the row is created. An app session binds
+    to it, not to the name, so a session opened before a withdrawal cannot act as (or download)
+    a newcomer who later registers the same name.
+    `maintenance`: work that must finish even if the process dies half way. Erasure records
+    'compact' in its own transaction; the VACUUM and WAL truncation that follow remove the
+    row, and a Store opened while the row is still there finishes the job first. No
+    `participant` column: it names no one."""
+    conn.execute("ALTER TABLE participants ADD COLUMN uid TEXT")
+    conn.execute("UPDATE participants SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL")
+    conn.execute(
+        """CREATE TABLE maintenance (
+            task TEXT PRIMARY KEY,       -- compact: VACUUM + wal_checkpoint(TRUNCATE) still owed
+            requested_at TEXT NOT NULL
+        )"""
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory import messages, recipes
+from memory import features, messages, recipes
 from memory.context import TurnContext
 
 
@@ -117,17 +117,68 @@ class Dense(Retriever):
 
 
 class Hybrid(Retriever):
-    """Reciprocal-rank fusion of component retrievers, as a named recipe says."""
+    """Fusion of component retrievers, as a named recipe (memory/recipes.py) says: reciprocal-rank
+    fusion (`fusion: rrf`) or a weighted sum of normalized scores (`fusion: scores`)."""
 
     name = "hybrid"
+    version = "2"
     COMPONENTS = {"bm25": BM25, "dense": Dense}
 
-    def __init__(self, recipe: str = "balanced", **overrides):
+    def __init__(self, recipe: str = recipes.DEFAULT, **overrides):
         spec = {**recipes.get(recipe), **overrides}
         super().__init__(recipe=recipe, **spec)
-        self.weights, self.rrf_k, self.depth = spec["weights"], spec["rrf_k"], spec["depth"]
+        self.weights, self.depth = spec["weights"], spec.get("depth", 50)
+        self.rrf_k = spec.get("rrf_k", 60)
+        self.fusion = spec.get("fusion", "rrf")
+        self.companion_factor = float(spec.get("companion_factor", 1.0))
+        self.rewrite = bool(spec.get("rewrite", False))
+        if self.fusion not in ("rrf", "scores"):
+            raise ValueError(f"hybrid recipe {recipe!r}: fusion must be 'rrf' or 'scores', not {self.fusion!r}")
+        unknown = set(self.weights) - set(self.COMPONENTS)
+        if unknown:
+            raise ValueError(f"hybrid recipe {recipe!r}: unknown components {sorted(unknown)}")
 
     def search(self, ctx, query, k):
+        if self.fusion == "scores":
+            return self._search_scores(ctx, query, k)
+        return self._search_rrf(ctx, query, k)
+
+    def _search_scores(self, ctx, query, k):
+        """Weighted sum over every message before as_of of BM25 relative to the query's reference
+        score (1.0 = each query term once, at average length) and dense cosine (clipped at 0): both
+        mean the same whatever the query, so one weight holds across queries, and a message one
+        component misses still keeps its other score (RRF gives it nothing there)."""
+        lexical = features.rewrite_for_lexical(query) if self.rewrite else query
+        total, ordinals = None, None
+        wb, wd = self.weights.get("bm25", 0.0), self.weights.get("dense", 0.0)
+        if wb:
+            scores, ordinals, ref = ctx.bm25(lexical)
+            total = wb * (scores / ref if ref > 0 else scores)
+        if wd:
+            sims, dord = ctx.dense(query)
+            part = wd * np.clip(sims, 0.0, None)
+            if total is None:
+                total, ordinals = part, dord
+            elif len(dord) == len(ordinals) and np.array_equal(dord, ordinals):
+                total = total + part
+            else:  # the two indexes disagree on which messages exist (a delete mid-turn): align
+                pos = np.searchsorted(ordinals, dord)
+                ok = (pos < len(ordinals)) & (ordinals[np.minimum(pos, len(ordinals) - 1)] == dord)
+                total = total.copy()
+                total[pos[ok]] += part[ok]
+        if total is None or len(total) == 0:
+            return []
+        # Read a few more than k: the participant's own statements outrank the companion's
+        # paraphrases of them (companion_factor < 1), which needs each candidate's sender.
+        want = k if self.companion_factor == 1.0 else max(3 * k, k + 10)
+        top = _top(total, ordinals, want, positive_only=True)
+        rows = messages.by_ordinals(ctx.store, ctx.participant, [o for o, _ in top], ctx.as_of)
+        scored = [(o, s * (self.companion_factor if rows[o].sender == "companion" else 1.0))
+                  for o, s in top if o in rows]
+        scored.sort(key=lambda t: (-t[1], -t[0]))
+        return [hit(rows[o], s) for o, s in scored[:k]]
+
+    def _search_rrf(self, ctx, query, k):
         # The same result as fusing each component's search(), with less reading: rank
         # first, ask the log which ranked messages it still has (a message missing from the
         # log loses its place in a ranking, as in search()), fuse, then read only the best k.
@@ -137,8 +188,9 @@ class Hybrid(Retriever):
             if weight == 0:
                 continue
             component = self.COMPONENTS[name]()
+            q = features.rewrite_for_lexical(query) if self.rewrite and name == "bm25" else query
             if hasattr(component, "scored"):
-                rankings.append((weight, [o for o, _ in component.scored(ctx, query, self.depth)]))
+                rankings.append((weight, [o for o, _ in component.scored(ctx, q, self.depth)]))
             else:
                 hits = component.search(ctx, query, self.depth)
                 known.update((h.ordinal, (h.dayid, h.sender, h.text)) for h in hits)

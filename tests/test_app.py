@@ -42,12 +42,14 @@ def test_participant_downloads_their_data_and_withdraws(served):
     p = Client(url, verbose=False)
     p.predict("ana", "ana-pass", api_name="/sign_in")
     p.predict("my sister lives in Porto", "personal", [], api_name="/respond")
-    got = p.predict(api_name="/my_data")
-    path = got["value"] if isinstance(got, dict) else got  # a visibility update carries the file as value
-    data = json.loads(open(path, encoding="utf-8").read())
+    link = p.predict(api_name="/my_data")
+    got = fetch_download(url, link)
+    assert got.status_code == 200 and "attachment" in got.headers["content-disposition"]
+    data = json.loads(got.text)
     assert "my sister lives in Porto" in json.dumps(data)
+    assert fetch_download(url, link).status_code == 404  # delivered once, then gone
     out = p.predict(False, api_name="/withdraw")
-    assert "erase everything" in out[-1]
+    assert "erase everything" in out[-3]
     assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 2
     out = p.predict(True, api_name="/withdraw")
     told = [x for x in out if isinstance(x, str) and "erased" in x.lower()]
@@ -55,6 +57,16 @@ def test_participant_downloads_their_data_and_withdraws(served):
     assert store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     with pytest.raises(Exception, match="Sign in first"):
         p.predict(api_name="/my_data")
+
+
+def fetch_download(url: str, link_markdown: str):
+    """Follow the one-time link the app shows for a download."""
+    import re
+
+    import httpx
+
+    (path,) = re.findall(r"\((download/[0-9a-f]+)\)", link_markdown)
+    return httpx.get(url + path, timeout=30)
 
 
 def _table(out) -> list[list]:
@@ -247,3 +259,66 @@ def test_what_i_remember_shows_and_deletes_a_persona_item(served):
     extract.rebuild(store, "ana")
     out = a.predict(api_name="/mem_view")
     assert not [r for r in _table(out) if r[1].startswith("persona")] and "extraversion" not in out[2]
+
+
+# The API names scripts and the load test call. Gradio names an event after its handler and
+# suffixes repeats in wiring order, so a panel wired out of turn would rename one silently.
+PUBLIC_API = {"sign_in", "accept", "decline", "respond", "sign_out", "my_data", "withdraw",
+              "act_approve", "act_reject", "act_view", "mem_view", "mem_sources", "mem_edit", "mem_delete",
+              "mem_version", "mem_restore", "r_login", "r_choices", "r_rows", "r_one", "r_dump",
+              "lambda", "lambda_1", "trial_results"}
+
+
+def test_the_page_keeps_its_api_names_and_each_name_calls_its_panel(tmp_path):
+    from companion import app
+    from companion.settings import Settings
+
+    demo = app.build(Settings(home=tmp_path, model="echo"))
+    by_name = {d.api_name: d for d in demo.fns.values()}
+    assert PUBLIC_API <= set(by_name), sorted(PUBLIC_API - set(by_name))
+    # the trial arms: /lambda fixes a gate, /lambda_1 randomizes (tests/test_reliability_isolation.py)
+    fix, rand = by_name["lambda"], by_name["lambda_1"]
+    assert [t[1] for t in fix.targets] == ["click"] and fix.targets[0][0] != rand.targets[0][0]
+    labels = {b._id: getattr(b, "value", None) for b in demo.blocks.values()}
+    assert labels[fix.targets[0][0]] == "Fix the first gate"
+    assert labels[rand.targets[0][0]] == "Randomize per turn"
+    # the chat and the sign-in: the first /respond is the Send button, the first /sign_in the button
+    assert labels[by_name["respond"].targets[0][0]] == "Send"
+    assert labels[by_name["sign_in"].targets[0][0]] == "Sign in"
+
+
+def test_a_preference_changed_when_the_memory_document_is_full_holds_and_the_document_keeps_its_line(served):
+    from companion.scheduler import consolidate_all
+    from memory import filememory, ix_attributes
+
+    url, store = served
+    a = Client(url, verbose=False)
+    a.predict("ana", "ana-pass", api_name="/sign_in")
+    a.predict("please keep it short", "personal", [], api_name="/respond")
+    consolidate_all(store)
+    brief, detailed = (ix_attributes.describe("verbosity", x) for x in ("brief", "detailed"))
+    assert len(detailed) > len(brief)
+    # fill the document to one character under its budget: the longer wording cannot fit
+    filler = []
+    while True:
+        try:
+            filler.append(filememory.add(store, "ana", "work", f"note {len(filler)}: " + "y" * 200))
+        except filememory.MemoryFull:
+            break
+    room = filememory.DEFAULT_BUDGET_CHARS - len(filememory.render(store, "ana"))
+    assert room > 0
+    filememory.replace(store, "ana", filler[0].id, filler[0].text + "z" * (room - 1))
+    assert len(filememory.render(store, "ana")) == filememory.DEFAULT_BUDGET_CHARS - 1
+
+    def refused() -> int:
+        return store.conn.execute("SELECT count(*) FROM memory_events WHERE participant='ana' "
+                                  "AND event='refused_budget'").fetchone()[0]
+
+    refused_before = refused()  # the filling's last line was refused too
+    cell = next(r for r in _table(a.predict(api_name="/mem_view")) if r[1] == "preference")
+    msg = a.predict(cell[0], "detailed", api_name="/mem_edit")
+    assert "from brief to detailed" in msg  # the participant's setting holds
+    out = a.predict(api_name="/mem_view")
+    assert any(r[2].startswith("verbosity = detailed") for r in _table(out))
+    assert brief in out[3] and detailed not in out[3]  # over budget: the document keeps its line
+    assert refused() == refused_before + 1  # and the refusal is logged, not lost

@@ -344,3 +344,54 @@ def test_what_i_remember_and_the_approval_panel(request, tmp_path):
         expect(held).to_have_count(0)
         expect(panel).to_contain_text("Nothing is waiting for your approval.")
         assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def test_text_shown_as_text_no_trash_or_share_download_and_withdrawal(request, tmp_path):
+    """Issue 13 item 11 and issue 16 item 5, as the participant sees them: HTML in a message is
+    shown, not rendered; the chat has no trash or share icon and its label sits above it; the
+    page names the model; the download link delivers once; withdrawal empties the sign-in form."""
+    chromium = _chromium()
+    server = request.getfixturevalue("server")
+    with _browser_page(chromium) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url) if "planted" in r.url else None)
+        page.goto(server)
+        expect(page.locator("#model-note")).to_contain_text("Replies come from the model echo")
+        _sign_in(page, "html-tester", "correct horse battery")
+        page.locator("#consent-accept").click()
+        msg_box = page.locator("#msg textarea, #msg input")
+        expect(msg_box).to_be_visible()
+        evil = 'see <img src="http://127.0.0.1:9/planted.png"> and ![x](http://127.0.0.1:9/planted2.png)'
+        msg_box.fill(evil)
+        page.locator("#send").click()
+        chat = page.locator("#chat")
+        expect(chat.locator("[data-testid=bot]").first).to_contain_text(
+            'You said: see <img src="http://127.0.0.1:9/planted.png">', timeout=REPLY_TIMEOUT_MS)
+        expect(chat.locator("[data-testid=user]").first).to_contain_text("![x](http://127.0.0.1:9/planted2.png)")
+        assert chat.locator(".message-content img").count() == 0 and fetched == []
+
+        # no trash icon (it emptied the view while every message stayed stored), no share icon
+        expect(chat.get_by_role("button", name="Clear")).to_be_hidden()
+        expect(chat.get_by_role("button", name="Share")).to_have_count(0)
+        # the "Conversation" label is above the box, not over its first line
+        label, box = page.locator("#chat-label").bounding_box(), chat.bounding_box()
+        assert label["y"] + label["height"] <= box["y"] + 1
+        page.screenshot(path=str(tmp_path / "escaped.png"), full_page=True, animations="disabled")
+
+        page.locator("#download").click()
+        link = page.locator("#download-link a")
+        expect(link).to_be_visible(timeout=REPLY_TIMEOUT_MS)
+        with page.expect_download() as dl:
+            link.click()
+        data = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
+        assert evil in [m["text"] for m in data["messages"]]
+
+        page.get_by_label("Yes, erase everything about me").check()
+        page.locator("#withdraw").click()
+        expect(page.locator("#signin-msg")).to_contain_text("have withdrawn", timeout=REPLY_TIMEOUT_MS)
+        expect(page.locator("#signin-msg")).not_to_contain_text("queue")
+        expect(page.locator("#signin-name textarea, #signin-name input")).to_have_value("")
+        expect(page.locator("#signin-pass textarea, #signin-pass input")).to_have_value("")
+        assert not errors, f"uncaught errors in the page: {errors}"

@@ -9,7 +9,7 @@ from companion import trials
 from companion.cli import main
 from companion.turn import turn
 from consent import audit, erasure, records
-from memory import messages, traces
+from memory import feedback, messages, traces
 from memory.store import Store, StoreError
 from memory.traces import Trace
 
@@ -35,8 +35,11 @@ def _plant(store, settings):
     records.accept(store, NAME, tz="Europe/Berlin")
     records.accept(store, "bob", tz="Europe/Berlin")
     s = settings.model_copy(update={"gate": "always", "retriever": "hybrid"})
-    turn(store, NAME, CANARIES[0], settings=s)
-    turn(store, "bob", "bob's ordinary day", settings=s)
+    first = turn(store, NAME, CANARIES[0], settings=s)
+    bobs = turn(store, "bob", "bob's ordinary day", settings=s)
+    feedback.record(store, NAME, first.reply.dayid, "down", tag="forgot")  # feedback rows (m011) go too
+    feedback.record(store, NAME, first.reply.dayid, "up")
+    feedback.record(store, "bob", bobs.reply.dayid, "up")
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # some canaries in the main file ...
     turn(store, NAME, CANARIES[1], settings=s)  # ... some only in the WAL
     t = Trace(participant=NAME, dayid="day1-3", hits=[{"dayid": "day1-1", "snippet": CANARIES[2]}])
@@ -60,8 +63,10 @@ def test_withdrawal_erases_every_byte_and_keeps_others(store, home, settings):
     assert report.counts["traces"] == 3 and report.counts["trials"] == 1
     assert report.counts["consent_records"] == 1 and report.counts["participants"] == 1
     assert report.counts["day_counters"] == 1
+    assert report.counts["feedback"] == 2
     assert report.vacuumed and report.wal_truncated
-    assert "4 messages" in report.message() and "3 traces" in report.message()
+    assert report.counts["traces"] == 3  # in the report; the participant is told in plain words:
+    assert "your 4 messages" in report.message() and "traces" not in report.message()
     assert _scan(home) == {}
     # no table still holds the name; the caches forgot the participant
     for t in erasure.participant_tables(store.conn):
@@ -72,6 +77,7 @@ def test_withdrawal_erases_every_byte_and_keeps_others(store, home, settings):
     assert [m.text for m in messages.read(store, "bob", 100)][0] == "bob's ordinary day"
     assert store.bm25.scores("bob", "ordinary", as_of=100)[0].max() > 0
     assert records.status(store, "bob").accepted
+    assert [f.rating for f in feedback.current(store, "bob")] == [1]
     # the gate refuses the erased name; re-joining starts from nothing
     st = records.status(store, NAME)
     assert not st.accepted and st.version is None
@@ -166,7 +172,7 @@ def test_cli_withdraw_reports_counts_and_scope(home):
     r = run("consent", "withdraw", "-p", "ana", "--scope", "export")
     assert r.exit_code == 0 and "remaining scopes: logging, memory" in r.output
     assert "ana" in run("consent", "list").output and "logging,memory" in run("consent", "list").output
-    r = run("consent", "withdraw", "-p", "ana", "--json")
+    r = run("consent", "withdraw", "-p", "ana", "--json", "--yes")
     rep = json.loads(r.output)
     assert rep["counts"]["messages"] == 2 and rep["counts"]["traces"] == 1 and rep["wal_truncated"]
     lines = [json.loads(x) for x in run("consent", "audit").output.splitlines()]

@@ -96,7 +96,8 @@ def test_as_of_hides_later_items(store, ana, talked):
     hits = profile.search(ctx(store, ana, talked[5].ordinal + 1), "where do I live", 5)
     assert hits[0].text == "Lives in Lisbon"
     file_hits = registry.create("retriever", "file").search(ctx(store, ana, before_move), "", 3)
-    assert all("Lisbon" not in h.text for h in file_hits) and len(file_hits) == 5  # k is ignored: the whole file
+    # k is ignored: the whole file (age, work, residence, the sister, where she lives, the preference)
+    assert all("Lisbon" not in h.text for h in file_hits) and len(file_hits) == 6
     assert registry.create("retriever", "preferences").search(ctx(store, ana, talked[3].ordinal, "work"), "", 5) == []
 
 

@@ -144,3 +144,22 @@ def test_readers_are_registered_plugins(tmp_path):
     assert {"benchmark", "locomo", "longmemeval"} <= set(registry.names("reader"))
     rel = registry.get("reader", "locomo")(write(tmp_path, "locomo10.json", [locomo_sample()]))
     assert list(rel.participants) == ["conv-26"]
+
+
+def test_locomo_adversarial_questions_are_their_own_stratum_not_pooled(tmp_path):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+
+    corpus = write(tmp_path, "locomo10.json", [locomo_sample()])
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["eval", "retrieval", "--corpus", str(corpus), "--format", "locomo", "--out", str(out),
+                                  "--work", str(tmp_path / "work"), "--no-progress", "--data-dir", str(tmp_path / "h"),
+                                  "--k", "5"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "report.json").read_text())
+    n = {m["stratum"]: m["n"] for m in doc["metrics"]
+         if m["system"] == "bm25" and m["name"] == "hit@5" and m["subset"] == "qa:with_gold" and m["average"] == "micro"}
+    assert n["category:adversarial"] == 1 and "all" in n
+    assert n["all"] == sum(v for k, v in n.items() if k.startswith("category:") and k != "category:adversarial")
+    assert "its own stratum" in (out / "report.md").read_text()

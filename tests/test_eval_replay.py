@@ -94,7 +94,7 @@ def _replay_everything(tmp, release):
     chat = lambda p: p.source == "chat"  # noqa: E731
     arms = [ArmSpec(r, Arm("always", r, "earlier_turns"), chat, "r") for r in registry.names("retriever")]
     arms += [ArmSpec(g, Arm(g, "hybrid", "earlier_turns"), chat, "g") for g in registry.names("gate")
-             if g not in ("model", "learned")]  # need a chat model / trained weights
+             if g != "model"]  # needs a chat model (learned runs on its shipped weights)
     out = replay(store, release, probes, arms, Settings(home=tmp, k=10, recent_window=release.recent_window),
                  progress=False)
     return store, probes, arms, out
@@ -159,6 +159,13 @@ def test_cli_writes_the_report_with_baseline_rows(tmp_path):
     for row in ("RECENCY", "BM25", "RANDOM", "ORACLE", "BROKEN_ORACLE", "distant", "macro", "Not computed"):
         assert row in md
     assert "fresh store" in md
+    # issue #15 report fixes: truncated MRR named, few participants warned, recipe in the header,
+    # control probes counted
+    assert "MRR@5" in md and "| mrr |" not in md
+    assert "resample only 3 participants (< 5)" in md
+    assert doc["retriever"]["params"]["recipe"] == "normalized" and '"fusion": "scores"' in md
+    ctl = [m for m in doc["metrics"] if m["name"] == "fired_on_controls"]
+    assert ctl and all(m["extra"]["control_probes"] > 0 and m["n"] == m["extra"]["decided"] for m in ctl)
     # a second run over the same corpus reuses the ingested store
     r = CliRunner().invoke(main, args[:2] + args[6:], catch_exceptions=False)
     assert r.exit_code == 0 and "reused store" in (out / "report.md").read_text()

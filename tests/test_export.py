@@ -82,7 +82,9 @@ def test_export_writes_a_readable_release_with_no_identifier(store, study, tmp_p
     r = exporter.export(store, out, seed=3, deny_list=study, recent_window=3, probe_share=0.2)
     rel = read_release(out)  # the eval reader validates the whole format
     assert rel.manifest.participants == ["U01", "U02"] and rel.recent_window == 3
-    assert r["participants"]["U01"] == {"messages": 10, "chat_rows": len(rel.participants["U01"].chat_gold), "claims": 1}
+    pid = dict(store.conn.execute("SELECT participant, pseudonym FROM export_members").fetchall())
+    A, B = pid["ana"], pid["bob"]
+    assert r["participants"][A] == {"messages": 10, "chat_rows": len(rel.participants[A].chat_gold), "claims": 1}
     text = _all_text(out).casefold()
     for s in PLANTED + ["ana", "bob", "cara"]:
         assert s.casefold() not in text.replace("banana", ""), s
@@ -90,7 +92,7 @@ def test_export_writes_a_readable_release_with_no_identifier(store, study, tmp_p
     lena = store.conn.execute("SELECT DISTINCT surrogate FROM export_surrogates WHERE original='Lena Vogt'").fetchall()
     assert len(lena) == 1
     lena = lena[0][0]
-    u1, u2 = rel.participants["U01"], rel.participants["U02"]
+    u1, u2 = rel.participants[A], rel.participants[B]
     assert lena in u1.row("day1-3").text and lena in u2.row("day1-1").text
     assert lena in u1.profile[0].text and u1.persona.slots["sibling"].value == lena
     porto = store.conn.execute("SELECT surrogate FROM export_surrogates WHERE original='Porto'").fetchone()[0]
@@ -107,8 +109,7 @@ def test_export_writes_a_readable_release_with_no_identifier(store, study, tmp_p
         assert g.model_extra["annotation"] in ("pending", "not_needed")
     # the map is in the database, not in the release
     assert not any("surrogate" in f.name for f in out.rglob("*"))
-    members = store.conn.execute("SELECT participant, pseudonym FROM export_members ORDER BY pseudonym").fetchall()
-    assert [tuple(m) for m in members] == [("ana", "U01"), ("bob", "U02")]
+    assert sorted(pid) == ["ana", "bob"] and sorted(pid.values()) == ["U01", "U02"]
     # withdrawing the export scope removes ana's map rows and keeps her out of the next release
     records.withdraw_scope(store, "ana", "export")
     assert store.conn.execute("SELECT count(*) FROM export_surrogates WHERE participant='ana'").fetchone()[0] == 0
@@ -118,11 +119,17 @@ def test_export_writes_a_readable_release_with_no_identifier(store, study, tmp_p
 
 
 def test_same_seed_same_release(store, study, tmp_path):
+    """U-numbers are drawn afresh, but each participant's files are the same under the same seed."""
     a = exporter.export(store, tmp_path / "a", seed=5, deny_list=study)
     b = exporter.export(store, tmp_path / "b", seed=5, deny_list=study)
-    fa = {f.relative_to(tmp_path / "a"): f.read_text() for f in (tmp_path / "a").rglob("*.jsonl")}
-    fb = {f.relative_to(tmp_path / "b"): f.read_text() for f in (tmp_path / "b").rglob("*.jsonl")}
-    assert fa == fb and a["release"] != b["release"]
+
+    def files(r, d):
+        pid = dict(store.conn.execute("SELECT participant, pseudonym FROM export_members WHERE release=?",
+                                      (r["release"],)).fetchall())
+        return {(p, f.name): f.read_text() for p, u in pid.items() for f in (d / u).glob("*.jsonl")}
+
+    fa, fb = files(a, tmp_path / "a"), files(b, tmp_path / "b")
+    assert fa == fb and len(fa) >= 4 and a["release"] != b["release"]
 
 
 @pytest.fixture
@@ -132,7 +139,8 @@ def good(store, study, tmp_path):
     ids = {r["original"]: r["kind"] for r in map(dict, store.conn.execute("SELECT kind, original FROM export_surrogates"))}
     surr = {r[0] for r in store.conn.execute("SELECT surrogate FROM export_surrogates")}
     assert exporter.check_release(out, ids, surr) == []
-    return out, ids, surr
+    pid = dict(store.conn.execute("SELECT participant, pseudonym FROM export_members").fetchall())
+    return out, ids, surr, pid["ana"], pid["bob"]
 
 
 def _edit(path, n, fn):
@@ -150,40 +158,44 @@ def _broken(good, tmp_path, name):
 
 
 def test_gate_dayids_resolve(good, tmp_path):
+    A, B = good[3], good[4]
     d = _broken(good, tmp_path, "b1")
-    _edit(d / "U01" / "chat_gold.jsonl", 1, lambda g: g.update(grounding_dayids=["day99-1"]))
-    _edit(d / "U01" / "profile.jsonl", 1, lambda c: c.update(source_dayids=["day1-3", "day42-7"]))
+    _edit(d / A / "chat_gold.jsonl", 1, lambda g: g.update(grounding_dayids=["day99-1"]))
+    _edit(d / A / "profile.jsonl", 1, lambda c: c.update(source_dayids=["day1-3", "day42-7"]))
     p = exporter.check_release(d, good[1], good[2])
-    assert "dayids: U01/chat_gold.jsonl line 1: field 'grounding_dayids': 'day99-1' is not in the conversation" in p
-    assert "dayids: U01/profile.jsonl line 1: field 'source_dayids': 'day42-7' is not in the conversation" in p
+    assert f"dayids: {A}/chat_gold.jsonl line 1: field 'grounding_dayids': 'day99-1' is not in the conversation" in p
+    assert f"dayids: {A}/profile.jsonl line 1: field 'source_dayids': 'day42-7' is not in the conversation" in p
 
 
 def test_gate_citations_precede_the_probe(good, tmp_path):
+    A, B = good[3], good[4]
     d = _broken(good, tmp_path, "b2")
-    rows = [json.loads(x) for x in (d / "U01" / "chat_gold.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (d / A / "chat_gold.jsonl").read_text().splitlines()]
     n = next(i for i, g in enumerate(rows, 1) if g["probe_dayid"] != "day2-5")
-    _edit(d / "U01" / "chat_gold.jsonl", n, lambda g: g.update(episode_refs=["day2-5"]))
+    _edit(d / A / "chat_gold.jsonl", n, lambda g: g.update(episode_refs=["day2-5"]))
     p = exporter.check_release(d, good[1], good[2])
-    assert p == [f"order: U01/chat_gold.jsonl line {n}: field 'episode_refs': 'day2-5' does not precede the probe"]
+    assert p == [f"order: {A}/chat_gold.jsonl line {n}: field 'episode_refs': 'day2-5' does not precede the probe"]
 
 
 def test_gate_no_identifier_survives(good, tmp_path):
+    A, B = good[3], good[4]
     d = _broken(good, tmp_path, "b3")
-    _edit(d / "U02" / "conversation.jsonl", 2, lambda r: r.update(text="Hi to Lena!"))
-    _edit(d / "U02" / "conversation.jsonl", 3, lambda r: r.update(text="mail zed@corp-mail.io now"))
+    _edit(d / B / "conversation.jsonl", 2, lambda r: r.update(text="Hi to Lena!"))
+    _edit(d / B / "conversation.jsonl", 3, lambda r: r.update(text="mail zed@corp-mail.io now"))
     p = exporter.check_release(d, good[1], good[2])
-    assert "identifiers: U02/conversation.jsonl line 2: PERSON identifier 'L**a' survives" in p
-    assert any(x.startswith("identifiers: U02/conversation.jsonl line 3: detector finds a EMAIL") for x in p)
+    assert f"identifiers: {B}/conversation.jsonl line 2: PERSON identifier 'L**a' survives" in p
+    assert any(x.startswith(f"identifiers: {B}/conversation.jsonl line 3: recognizers find a EMAIL") for x in p)
 
 
 def test_gate_counts_agree(good, tmp_path):
+    A, B = good[3], good[4]
     d = _broken(good, tmp_path, "b4")
     m = json.loads((d / "manifest.json").read_text())
-    m["counts"]["U01"]["messages"] = 11
+    m["counts"][A]["messages"] = 11
     (d / "manifest.json").write_text(json.dumps(m))
     (d / "U03").mkdir()
     p = exporter.check_release(d, good[1], good[2])
-    assert "counts: manifest.json counts.U01.messages says 11, the files hold 10" in p
+    assert f"counts: manifest.json counts.{A}.messages says 11, the files hold 10" in p
     assert "counts: folder U03/ is not listed in manifest.json participants" in p
 
 

@@ -121,17 +121,23 @@ def test_suite_errors_name_what_is_wrong():
         prefsuite.parse(bad)
 
 
-def test_lint_catches_a_probe_that_leaks_its_target_and_an_unlearnable_correction():
+def test_lint_refuses_a_request_and_reports_word_coverage_without_requiring_it():
     s = _mini_suite()
     s["probe"]["verbosity"]["work"] = "Keep it short. What is a service level agreement?"
     s["voice"]["formality"]["casual"] = ["Be cool, man."]
     # a preference, and a request to act ("Check in on me later" is a preference only, since the
     # wrapper reads standing outreach permissions as such)
     s["voice"].setdefault("autonomy", {})["autonomous"] = ["Just do it, don't ask me first: add a note that rent is due."]
+    s["voice"]["solution_breadth"]["low"] = ["Formal, please."]  # read as another attribute
     lint = prefsuite.lint(prefsuite.parse(s))
     assert any("reads as a request for ['add_note']" in p for p in lint.problems), lint.problems
-    assert any("probe verbosity/work states a preference" in p for p in lint.problems)
-    assert any("'Be cool, man.' for formality=casual said in work is read as []" in p for p in lint.problems)
+    # the words are a coverage report, never a problem: a suite measures learning, not the extractor
+    assert not any("states a preference" in p or "is read as" in p for p in lint.problems)
+    assert any("probe verbosity/work states a preference" in p for p in lint.leaks)
+    assert any("'Formal, please.' for solution_breadth=low said in work is read as [('work', 'formality', 'formal')]" in p
+               for p in lint.unread), lint.unread
+    words = lint.coverage["words"]
+    assert words["leaks"] >= 1 and words["corrections_read"] < words["corrections"]
 
 
 def test_targets_follow_the_change_events():

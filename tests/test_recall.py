@@ -160,7 +160,11 @@ def test_learned_gate_applies_its_weights(store, ana, convo, tmp_path):
     d = gate.decide(ctx_at(store, ana, "nice weather", as_of))
     assert d.score == pytest.approx(1 / (1 + np.exp(1.5))) and not d.retrieve
     with pytest.raises(RuntimeError, match="gates train"):
-        registry.create("gate", "learned").decide(ctx_at(store, ana, "x", as_of))
+        registry.create("gate", "learned", weights=str(tmp_path / "missing.json")).decide(ctx_at(store, ana, "x", as_of))
+    # Untrained data directory: the weights shipped in the package, named in the trace.
+    shipped = registry.create("gate", "learned")
+    d = shipped.decide(ctx_at(store, ana, "x", as_of))
+    assert shipped.params["weights_file"].endswith("gate-learned-v1.json") and set(d.features) >= {"phatic_repeat"}
 
 
 def test_oracle_gate_needs_gold_outside_the_window(store, ana, convo):
@@ -178,13 +182,13 @@ def test_hybrid_recipe_weights_steer_the_ranking(store, ana, convo):
     ctx = ctx_at(store, ana, q, as_of)
     bm25 = [h.dayid for h in registry.create("retriever", "bm25").search(ctx, q, 50)]
     dense = [h.dayid for h in registry.create("retriever", "dense").search(ctx, q, 5)]
-    only_bm25 = registry.create("retriever", "hybrid", weights={"bm25": 1.0, "dense": 0.0})
-    only_dense = registry.create("retriever", "hybrid", weights={"bm25": 0.0, "dense": 1.0})
+    only_bm25 = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 1.0, "dense": 0.0})
+    only_dense = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 0.0, "dense": 1.0})
     assert [h.dayid for h in only_bm25.search(ctx, q, 5)][: len(bm25[:5])] == bm25[:5]
     assert bm25[:2] != dense[:2]
     assert [h.dayid for h in only_dense.search(ctx, q, 5)] == dense
     # a hand-computed fusion: score = w_b/(k+rank_b) + w_d/(k+rank_d)
-    mixed = registry.create("retriever", "hybrid", weights={"bm25": 3.0, "dense": 1.0}, rrf_k=1)
+    mixed = registry.create("retriever", "hybrid", recipe="balanced", weights={"bm25": 3.0, "dense": 1.0}, rrf_k=1)
     top = mixed.search(ctx, q, 1)[0]
     rank_b = {d: i + 1 for i, d in enumerate(bm25)}
     rank_d = {h.dayid: i + 1 for i, h in enumerate(registry.create("retriever", "dense").search(ctx, q, 50))}
@@ -256,7 +260,8 @@ def test_gates_train_fits_weights_the_learned_gate_then_uses(store, ana, setting
     r = CliRunner().invoke(main, ["gates", "train", "--corpus", str(corpus), "--data-dir", str(settings.data_dir)])
     assert r.exit_code == 0, r.output
     weights = json.loads((settings.data_dir / "gates" / "learned.json").read_text())
-    assert weights["features"][0] == "log_days_since_start" and len(weights["coef"]) == len(weights["features"])
+    assert "entity_novelty" in weights["features"] and len(weights["coef"]) == len(weights["features"])
+    assert weights["calibration"] and 0 < weights["threshold"] < 1
     assert weights["n"] > 50 and 0 < weights["positives"] < weights["n"]
     settings = settings.model_copy(update={"gate": "learned"})
     turn(store, ana, "my sister Ana moved to Porto", settings=settings)

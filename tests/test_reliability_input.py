@@ -20,7 +20,7 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from companion import app, auth
+from companion import app, auth, markup
 from companion.settings import Settings
 from companion.turn import turn
 from consent import records as consent
@@ -162,8 +162,9 @@ def test_app_refuses_bad_input_and_keeps_serving(served):
     # the app keeps serving: the same session, and a fresh one, chat on normally
     for text in (JAPANESE, CONTROL, "where does my sister live"):
         chat = c.predict(text, "personal", [], api_name="/respond")[0]
-        # the chat display expands tabs; what is stored is checked verbatim below
-        want = f"You said: {text}".replace("\t", "    ")
+        # the chat display expands tabs, and Markdown punctuation comes escaped (it is shown as
+        # typed, companion.markup); what is stored is checked verbatim below
+        want = markup.text(f"You said: {text}").replace("\t", "    ")
         assert any(t.startswith(want) for t in _texts(chat))
     assert "I recalled day1-1" in _said(chat)
     d = Client(url, verbose=False)
@@ -288,16 +289,29 @@ def fuzz_release(tmp_path_factory, release_dir):
     return dst
 
 
+# Where a release error may point: a file of the release (a truncated conversation makes the
+# profile's references dangle, and the profile is then the file at fault), the manifest (whose
+# counts and participant list the files are checked against), or the participants as a whole.
+def _names_where(message: str) -> bool:
+    return message.startswith((*RELEASE_FILES, "manifest", "participants filed", "release does not survive"))
+
+
 def _read_mutated(root, rel, new: bytes):
+    """Read a release with one file replaced by `new`: either it reads, or a CorpusError names the
+    file (and line) at fault; the reader never writes to the corpus, and the good release still
+    reads the same once the file is restored."""
     f = root / rel
     old = f.read_bytes()
+    before = read_release(root)
     f.write_bytes(new)
     try:
         read_release(root)
     except CorpusError as e:
-        assert str(e)  # an error says what is wrong
+        assert _names_where(str(e)), f"the error does not say where: {e}"
     finally:
+        assert f.read_bytes() == new  # reading left the file as it was
         f.write_bytes(old)
+    assert read_release(root) == before
 
 
 @FUZZ
@@ -341,15 +355,17 @@ def _lme():
 def test_fuzz_locomo_and_longmemeval(tmp_path_factory, reader, make, data):
     path = tmp_path_factory.mktemp("corpus", numbered=True) / "corpus.json"
     good = make()
-    reader_ok = reader  # the unmutated sample reads (sanity)
+    path.write_text(json.dumps(good), encoding="utf-8")
+    # the unmutated sample reads, one participant per conversation (LoCoMo) or question (LongMemEval)
+    assert len(reader(path).participants) == len(good)
     if data.draw(st.booleans()):
         path.write_bytes(json.dumps(data.draw(mutated_json(good))).encode("utf-8", "surrogatepass"))
     else:
         path.write_bytes(data.draw(mutated_bytes(json.dumps(good).encode())))
     try:
-        reader_ok(path)
+        reader(path)
     except CorpusError as e:
-        assert str(e)
+        assert str(e).startswith(path.name), f"the error does not name the file: {e}"
 
 
 def test_cli_chat_skips_invalid_utf8_lines_and_goes_on(tmp_path):

@@ -1,7 +1,7 @@
 """Concurrency: simulated participants chatting at once through the served app's HTTP API
-(a small run of companion.loadtest: correctness only; the benchmark prints the latencies)."""
+(a small run of eval.loadtest: correctness only; the benchmark prints the latencies)."""
 
-from companion import loadtest
+from eval import loadtest
 
 
 def test_concurrent_participants_get_no_errors_and_no_crossing(tmp_path):

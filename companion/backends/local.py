@@ -50,6 +50,8 @@ import litellm  # noqa: E402
 from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import GenericStreamingChunk, ModelResponse, Usage  # noqa: E402
 
+from companion.backends import shaping  # noqa: E402
+
 __all__ = [
     "DEFAULT_MODEL",
     "PROVIDER",
@@ -68,6 +70,7 @@ N_CTX = 2048
 N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.7
+PROMPT_CACHE_MIB = 0
 
 # Token accounting used when fitting a long conversation into the context.
 _MIN_PROMPT_BUDGET = 256  # max_tokens is clamped so at least this much prompt fits
@@ -97,8 +100,22 @@ _PASSTHROUGH_PARAMS = (
     "presence_penalty",
     "frequency_penalty",
     "repeat_penalty",
+    "repeat_last_n",
+    "dry_multiplier",
+    "dry_base",
+    "dry_allowed_length",
+    "dry_penalty_last_n",
     "response_format",
 )
+
+
+def sampling(key: str) -> dict[str, Any]:
+    """The sampling settings for a local model, from versioned data (backends/data/sampling.json)."""
+    import json
+    from importlib import resources
+
+    data = json.loads(resources.files("companion.backends").joinpath("data", "sampling.json").read_text("utf-8"))
+    return dict(data["models"].get(key, {}))
 
 
 class LocalModelError(RuntimeError):
@@ -275,6 +292,8 @@ class _Result:
     completion_tokens: int = 0
     n_deltas: int = 0
     timings: dict = field(default_factory=dict)
+    raw_text: str = ""  # what the model produced, before sentence shaping
+    looped: bool = False
 
 
 class _Engine:
@@ -327,7 +346,10 @@ class _Engine:
             ("endpoint_metrics", False),
             ("endpoint_props", False),
             ("n_threads_http", 1),
-            ("cache_ram_mib", 64),  # host-side prompt cache (default is 8 GiB)
+            # llama.cpp's host-side prompt cache (default 8 GiB) keeps a KV copy of every distinct
+            # prompt: ~11 MB a turn at our prompt sizes, the growth issue 16 saw in serve. The one
+            # slot already reuses the shared prefix of consecutive requests, so it stays off.
+            ("cache_ram_mib", PROMPT_CACHE_MIB),
         ):
             try:
                 setattr(params, name, value)
@@ -359,13 +381,25 @@ class _Engine:
         messages: list,
         *,
         max_tokens: int,
-        temperature: float,
+        temperature: float | None = None,
         extra: dict | None = None,
         on_text: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        shape: bool = True,
     ) -> _Result:
-        """Run one chat completion; ``on_text`` gets each text piece as it is made."""
+        """Run one chat completion; ``on_text`` gets each text piece as it is made.
+
+        With ``shape`` (the default) the text comes out in whole sentences: a tail cut by
+        ``max_tokens`` is dropped, and a sentence repeating one already said (in this reply or
+        an earlier companion turn) ends generation. The model's sampling settings come from
+        backends/data/sampling.json; ``temperature`` and ``extra`` override them."""
         msgs = _normalise(messages)
+        tuned = sampling(self.key)
+        if temperature is None:
+            temperature = tuned.pop("temperature", DEFAULT_TEMPERATURE)
+        else:
+            tuned.pop("temperature", None)
+        extra = {**tuned, **(extra or {})}
         max_tokens = max(1, min(int(max_tokens), self.n_ctx - _MIN_PROMPT_BUDGET))
         budget = self.n_ctx - max_tokens - _CTX_MARGIN
 
@@ -383,10 +417,20 @@ class _Engine:
                     "stream": True,
                     "stream_options": {"include_usage": True},
                 }
-                res, error, exc = self._run(request, on_text, should_stop)
+                stream = None
+                if shape:
+                    said = [sent for m in fitted if m["role"] == "assistant" for sent in shaping.sentences(m["content"])]
+                    stream = shaping.SentenceStream(on_text, said_before=said)
+                res, error, exc = self._run(request, on_text, should_stop, stream)
                 if exc is not None:
                     raise exc
                 if error is None:
+                    if stream is not None:
+                        res.raw_text = res.text
+                        res.text = stream.finish(cut=res.finish_reason == "length")
+                        res.looped = stream.looped
+                        if stream.looped:
+                            res.finish_reason = "stop"
                     self._calibrate(fitted, res.prompt_tokens)
                     self._anchor = anchor
                     return res
@@ -400,7 +444,7 @@ class _Engine:
                 raise LocalModelError(f"local model error: {error.get('message', error)}")
             raise LocalModelError("could not fit the conversation into the model's context window")
 
-    def _run(self, request, on_text, should_stop):
+    def _run(self, request, on_text, should_stop, stream=None):
         res = _Result()
         parts: list[str] = []
         state: dict[str, Any] = {"error": None, "exc": None}
@@ -419,7 +463,10 @@ class _Engine:
                     if piece:
                         parts.append(piece)
                         res.n_deltas += 1
-                        if on_text is not None:
+                        if stream is not None:
+                            if stream.feed(piece):
+                                return True  # a loop: stop llama.cpp now
+                        elif on_text is not None:
                             on_text(piece)
                     if choice.get("finish_reason"):
                         res.finish_reason = choice["finish_reason"]
@@ -493,7 +540,7 @@ def _gen_args(optional_params: dict | None) -> dict[str, Any]:
     extra = {k: op[k] for k in _PASSTHROUGH_PARAMS if op.get(k) is not None}
     return {
         "max_tokens": DEFAULT_MAX_TOKENS if max_tokens is None else int(max_tokens),
-        "temperature": DEFAULT_TEMPERATURE if temperature is None else float(temperature),
+        "temperature": None if temperature is None else float(temperature),
         "extra": extra,
     }
 

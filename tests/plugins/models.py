@@ -49,3 +49,33 @@ class Extracting(TextBackend):
             yield json.dumps({"kind": "claim", "text": f"Lives in {place}", "category": "residence",
                               "slot": "residence", "source_dayids": [dayid], "evidence": f"I live in {place}"}) + "\n"
         yield '{"kind": "claim", "text": "Owns a yacht", "category": "other", "source_dayids": ["day1-1"], "evidence": "my yacht"}\n'
+
+
+class Recorder(TextBackend):
+    """Records what each call was given (messages, params) and answers with a fixed sentence."""
+
+    calls: list[dict] = []
+
+    def generate(self, model, messages, params):
+        type(self).calls.append({"messages": [dict(m) for m in messages], "params": dict(params)})
+        yield "Noted."
+
+
+class Paragraphs(TextBackend):
+    """Answers in two paragraphs (and a backslash), as capable models do."""
+
+    def generate(self, model, messages, params):
+        yield "First paragraph.\n\nSecond paragraph, with a back\\slash."
+
+
+class CutByBudget(TextBackend):
+    """Runs out of tokens mid-sentence, as any model does under a small budget (finish_reason length)."""
+
+    def generate(self, model, messages, params):
+        yield "Porto is on the Douro. The bridges are iron. And the wine is"
+
+    def streaming(self, model, messages, *args, optional_params=None, **kwargs):
+        chunks = list(super().streaming(model, messages, *args, optional_params=optional_params, **kwargs))
+        last = chunks[-1]
+        last["finish_reason"] = "length"
+        return iter(chunks)

@@ -1,6 +1,6 @@
 """Concurrency benchmark: many participants chatting at once through the served app's HTTP API.
 
-    python -m companion.loadtest --participants 20 --turns 5 [--fast-embedder] [--json]
+    python -m eval.loadtest --participants 20 --turns 5 [--fast-embedder] [--json]
 
 Starts the Gradio app on loopback (a fresh temporary data directory, the `echo` model, the
 queue set up as `companion serve` sets it up), then each simulated participant, in its own

@@ -1,0 +1,132 @@
+"""The app's side of live trials: thumbs up/down (with an optional tag) on every companion
+message, and the researcher tab's "Trial results" panel. app.py calls `feedback_hook` and
+`results_panel` inside its layout and passes `FEEDBACK_OPTIONS` to its Chatbot.
+
+Gradio's Chatbot `like` event names the rated message by its position in the chat and its
+text, not by a key of ours. The chat shows a suffix of the participant's log (plus memory
+lines, which are thoughts with a title, and fallback texts of failed turns, which were never
+stored), so a reply is found by its text among the stored companion messages, the n-th
+equal text from the end of the chat being the n-th equal one from the end of the log.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from companion import trialreport
+from memory import feedback, messages, participants
+from memory.store import Store, StoreError
+
+LIKE, DISLIKE = "Like", "Dislike"  # Gradio draws these two as thumbs; the tags go under its flag icon
+FEEDBACK_OPTIONS = (LIKE, DISLIKE, *(t["label"] for t in feedback.tags().values()))
+
+
+def _is_reply(m: dict) -> bool:
+    return m.get("role") == "assistant" and not (m.get("metadata") or {}).get("title")
+
+
+def _text(m: dict) -> str:
+    c = m.get("content")
+    if isinstance(c, list):  # Gradio 6 gives content as a list of parts
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
+    return c if isinstance(c, str) else str(c or "")
+
+
+def reply_dayid(store: Store, participant: str, chat: list[dict], index: int) -> str:
+    """The dayid of the stored companion reply at `index` of the chat, or a StoreError saying why none."""
+    if not 0 <= index < len(chat) or not _is_reply(chat[index]):
+        raise StoreError("only the companion's replies can be rated")
+    text = _text(chat[index])
+    later_equal = sum(1 for m in chat[index + 1:] if _is_reply(m) and _text(m) == text)
+    log = messages.read(store, participant, messages.next_ordinal(store, participant))
+    equal = [m for m in log if m.sender == "companion" and m.text == text]
+    if len(equal) <= later_equal:
+        raise StoreError("this reply was not stored (the turn failed), so there is nothing to rate")
+    return equal[-1 - later_equal].dayid
+
+
+def rating_of(liked) -> tuple[str, str | None]:
+    """Gradio's `liked` (True, False, None for a removed thumb, or an option's text) -> rating, tag."""
+    if liked is True or liked == LIKE:
+        return "up", None
+    if liked is False or liked == DISLIKE:
+        return "down", None
+    if liked is None or liked == "":
+        return "none", None
+    return "down", feedback.tag_for_label(str(liked))  # every tag is a complaint
+
+
+def rate(store: Store, participant: str | None, chat: list[dict], index, liked) -> str:
+    """Store one rating from the chat; returns what the participant is told."""
+    if not participant:
+        raise StoreError("sign in first")
+    if isinstance(index, (list, tuple)):
+        index = index[0]
+    dayid = reply_dayid(store, participant, chat, int(index))
+    rating, tag = rating_of(liked)
+    f = feedback.record(store, participant, dayid, rating, tag=tag, via="app")
+    if rating == "none":
+        return f"Your rating of {dayid} was removed."
+    what = {"up": "👍", "down": "👎"}[rating] + (f" ({f.public()['tag_label']})" if f.tag else "")
+    return f"Thank you: {what} noted for reply {dayid}."
+
+
+def feedback_hook(chatbot: gr.Chatbot, session: gr.State, store: Store) -> gr.Markdown:
+    """Under the chat: stores every thumb or tag given on a companion message."""
+    note = gr.Markdown(elem_id="feedback-msg")
+
+    def on_like(chat, sess: dict, evt: gr.LikeData):
+        try:
+            return rate(store, sess.get("participant"), list(chat or []), evt.index, evt.liked)
+        except StoreError as e:
+            return f"Not rated: {e}."
+
+    chatbot.like(on_like, [chatbot, session], [note], api_visibility="private")
+    return note
+
+
+def _allowed(sess: dict) -> None:
+    if not sess.get("researcher"):
+        raise gr.Error("The researcher page needs its password.")
+
+
+def results(store: Store, who: list[str] | None, since: str | None, bootstrap: int = trialreport.BOOTSTRAP,
+            out: Path | None = None) -> tuple[str, list[str], str]:
+    """report.md's text, the plot paths and report.json's path (written to `out` or a temporary folder)."""
+    doc = trialreport.report(store, who or None, since or None, bootstrap=bootstrap)
+    out = Path(out or tempfile.mkdtemp(prefix="trial-report-"))
+    doc = trialreport.write(doc, out)
+    return trialreport.markdown(doc), [str(out / p) for p in doc["plots"]], str(out / "report.json")
+
+
+def results_panel(session: gr.State, store: Store) -> None:
+    """The researcher tab's "Trial results": the trial report for chosen participants."""
+    with gr.Accordion("Trial results", open=False, elem_id="trial-results"):
+        gr.Markdown("Per arm: turns, retrieval, feedback and implicit signals with rates; differences "
+                    "between arms with participant-cluster bootstrap intervals (docs/METRICS.md).")
+        with gr.Row():
+            who = gr.Dropdown(label="Participants (none: all)", multiselect=True, choices=[], elem_id="tr-who")
+            since = gr.Textbox(label="Since (ISO date, optional)", elem_id="tr-since")
+            go = gr.Button("Compute", elem_id="tr-go")
+        body = gr.Markdown(elem_id="tr-report")
+        plots = gr.Gallery(label="Plots", columns=2, height=320, elem_id="tr-plots")
+        file = gr.File(label="report.json", interactive=False, elem_id="tr-json")
+
+    def compute(people, since_text, sess: dict):
+        _allowed(sess)
+        try:
+            md, pngs, js = results(store, list(people or []), since_text)
+        except ValueError as e:
+            return f"Refused: {e}", [], None
+        return md, pngs, js
+
+    def choices(sess: dict):
+        if not sess.get("researcher"):
+            return gr.update()
+        return gr.update(choices=participants.names(store))
+
+    go.click(compute, [who, since, session], [body, plots, file], api_name="trial_results")
+    who.focus(choices, [session], [who], api_visibility="private")

@@ -1,0 +1,106 @@
+"""Precision and recall of preference extraction on a labelled message set (the held-out test set
+eval/data/prefs-heldout-v1.json by default).
+
+    python -m eval.prefheldout [--set PATH] [--road both|rules] [--json] [--show-errors]
+
+A unit is a (context, attribute, setting) a message states. Precision: share of stored units
+that are right; recall: share of stated units that were stored. "Opposites": messages where a
+setting the item forbids (a negated, quoted or reported statement read the wrong way) was
+stored. `--road rules` reads with the exact phrases alone, sentence by sentence, as the product
+did before the classifier (its baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+DEFAULT_SET = Path(__file__).resolve().parent / "data" / "prefs-heldout-v1.json"
+
+
+def _rules_only(text: str, said_in: str) -> set[tuple[str, str, str]]:
+    from memory.extract import preference_phrases
+
+    out = set()
+    for sentence in re.split(r"(?<=[.!?;])\s+", re.sub(r"\"[^\"]*\"", " ", text)):
+        if not sentence.strip() or sentence.strip().endswith("?"):
+            continue
+        contexts, found = preference_phrases(sentence, said_in)
+        out |= {(c, a, s) for a, s, _ in found for c in contexts}
+    return out
+
+
+def _both(text: str, said_in: str) -> set[tuple[str, str, str]]:
+    from memory import extract, preferences
+
+    return {(c, f.attribute, f.setting) for f in preferences.find(text, said_in, rules=extract.preference_phrases)
+            for c in f.contexts}
+
+
+def score(items: list[dict], road: str = "both") -> dict:
+    read = _both if road == "both" else _rules_only
+    tp = stored = wanted = 0
+    opposite, exact = [], 0
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # tp, stored, wanted, exact
+    errors = []
+    for it in items:
+        gold = {(c, e["attribute"], e["setting"]) for e in it["expect"] for c in e["contexts"]}
+        got = read(it["text"], it["said_in"])
+        hit = len(gold & got)
+        tp, stored, wanted = tp + hit, stored + len(got), wanted + len(gold)
+        k = by_kind[it["kind"]]
+        k[0], k[1], k[2], k[3] = k[0] + hit, k[1] + len(got), k[2] + len(gold), k[3] + (got == gold)
+        exact += got == gold
+        forbid = {(f["attribute"], f["setting"]) for f in it.get("forbid", [])}
+        if any((a, s) in forbid for _, a, s in got):
+            opposite.append(it["text"])
+        if got != gold:
+            errors.append({"text": it["text"], "kind": it["kind"], "want": sorted(gold), "got": sorted(got)})
+
+    def pr(t, s, w):
+        return {"precision": round(t / s, 3) if s else None, "recall": round(t / w, 3) if w else None}
+
+    return {"road": road, "messages": len(items), "units": wanted, "stored": stored, **pr(tp, stored, wanted),
+            "exact_messages": round(exact / len(items), 3), "opposites": len(opposite), "opposite_texts": opposite,
+            "by_kind": {k: {**pr(v[0], v[1], v[2]), "stored": v[1], "units": v[2],
+                            "exact": v[3]} for k, v in sorted(by_kind.items())},
+            "errors": errors}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eval.prefheldout", description=__doc__.splitlines()[0])
+    ap.add_argument("--set", default=str(DEFAULT_SET))
+    ap.add_argument("--road", choices=("both", "rules"), default="both")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--show-errors", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        items = json.loads(Path(a.set).read_text())["items"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"cannot read the test set {a.set}: {e}", file=sys.stderr)
+        return 2
+    r = score(items, a.road)
+    if not a.show_errors:
+        r.pop("errors")
+    if a.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(f"{a.set} ({r['messages']} messages, {r['units']} stated units), road {r['road']}: "
+          f"precision {r['precision']} recall {r['recall']} (stored {r['stored']}); exact messages "
+          f"{r['exact_messages']}; opposites stored {r['opposites']}")
+    for k, v in r["by_kind"].items():
+        print(f"  {k:16s} precision {v['precision']} recall {v['recall']} stored {v['stored']} units {v['units']} "
+              f"exact {v['exact']}")
+    for t in r["opposite_texts"]:
+        print(f"  OPPOSITE: {t}")
+    for e in r.get("errors", []):
+        print(f"  {e['kind']}: {e['text']!r} want {e['want']} got {e['got']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

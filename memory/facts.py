@@ -1,0 +1,717 @@
+"""Facts from the participant's own words, read from the spaCy parse (memory.nlp), not from
+surface patterns: who a clause is about (the participant, or a person or animal of theirs,
+found by a relation noun with "my"/"our", its name by apposition, compound or "called X"),
+what its predicate says (lives in, works at, is a nurse, has asthma, plays bass, is off to
+Lisbon ...), and whether it is stated at all.
+
+Not stated, so nothing is read: a clause whose verb (or a verb it hangs under) is negated
+("I don't live in London anymore"), asked (the sentence ends in "?"), supposed ("if I ever
+moved to Canada", "I'd love to live by the sea": a conditional mark or a hedging modal),
+reported from someone else ("she says ...", quoted words are blanked before parsing), or a
+past habit ("I used to live in Madrid"). A negated statement is dropped, never stored as its
+opposite.
+
+The word lists (relation nouns, occupations, conditions, hobby verbs ...) are data:
+memory/data/facts.json. Claim texts are third person; the slots that a later statement
+contradicts follow memory.claims ("residence", "age", "sister:lena:residence" ...), and the
+usual ones keep the wording the rest of the product uses ("Lives in Braga", "Is 34 years
+old", "Works as a nurse", "Has a cat called Miso"), so a restatement is a duplicate, not a
+supersession. Evidence is the contiguous span of the message that states the fact.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from memory import nlp
+
+VERSION = "facts-parse-1"
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> dict:
+    data = json.loads(resources.files("memory").joinpath("data/facts.json").read_text(encoding="utf-8"))
+    rel = {w: cat for cat, words in data["relations"].items() for w in words}
+    sets = {k: frozenset(v) for k, v in data.items() if isinstance(v, list)}
+    return {"version": data["version"], "relations": rel, **sets}
+
+
+@dataclass(frozen=True)
+class Fact:
+    text: str
+    slot: str | None
+    category: str
+    evidence: str
+
+
+_CATEGORY = {"family": "family", "friends": "relationships", "work": "work", "pets": "pets"}
+_SELF = {"i", "we", "me", "us"}
+_PRONOUN = {"he", "she", "they", "him", "her", "them"}
+_QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d")
+_NUMBER_WORDS = set("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                    "hundred".split())
+_PLAN_TIME = re.compile(r"\b(tomorrow|tonight|next|soon|this (?:week|weekend|month|year|summer|winter|spring|"
+                        r"autumn|fall)|in (?:january|february|march|april|may|june|july|august|september|october|"
+                        r"november|december|the spring|the summer|the autumn|the fall|the winter|the new year)|"
+                        r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                        r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|till|until|later)\b", re.I)
+_RELATIVE = re.compile(r"\b(yesterday|today|tomorrow|tonight|next|last|this|ago|weekend)\b", re.I)
+_FUTURE_AUX = {"will", "'ll", "shall", "wo", "gon", "going"}
+_DROP_DEPS = {"intj", "discourse", "cc", "mark", "advcl", "parataxis", "ccomp", "punct", "dep", "meta"}
+_DISCOURSE = {"so", "anyway", "honestly", "btw", "lol", "haha", "tbh", "also", "well", "oh", "ok", "okay", "um",
+              "hmm", "ugh", "like", "really", "actually", "basically", "literally", "just"}
+
+
+def blank_quotes(text: str) -> str:
+    """Quoted words are someone else's: blanked (same length, so offsets stay the message's)."""
+    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
+# ---------------------------------------------------------------- people and animals
+
+@dataclass
+class Mention:
+    rel: str | None
+    category: str
+    names: list
+    tokens: set = field(default_factory=set)  # token indices that refer to it (relation noun, names)
+    span: tuple = (0, 0)  # token range stating the relation ("my brother Tomasz")
+    mine: bool = True
+
+    @property
+    def name(self) -> str | None:
+        return self.names[0].text if self.names else None
+
+    def who(self) -> str:
+        if self.rel and self.name:
+            return f"{self.rel.capitalize()} {self.name}"
+        return self.rel.capitalize()
+
+    def key(self) -> str:
+        return f"{self.rel}:{self.name.lower()}" if self.name else self.rel
+
+    def verb(self, third: str, base: str) -> str:
+        """'lives' for "Sister Lena", 'live' for "Their parents"."""
+        return base if self.rel.endswith("s") and not self.name else third
+
+
+def _rel_at(tok) -> str | None:
+    """The relation noun starting at `tok` ("mother-in-law" spans tokens), by its lemma or text."""
+    if tok.pos_ not in ("NOUN", "PROPN"):
+        return None
+    rel = lexicon()["relations"]
+    rest = tok.doc.text[tok.idx: tok.idx + 20].lower()
+    for w in sorted((w for w in rel if "-" in w or " " in w), key=len, reverse=True):
+        if rest.startswith(w) and not rest[len(w): len(w) + 1].isalpha():
+            return w
+    for w in (tok.lower_, tok.lemma_.lower()):
+        if w in rel:
+            return w
+    if tok.lower_.endswith("s") and tok.lower_[:-1] in rel:
+        return tok.lower_[:-1]
+    return None
+
+
+def _is_name(tok) -> bool:
+    return (tok.text[:1].isupper() and tok.is_alpha and tok.pos_ in ("PROPN", "NOUN") and _rel_at(tok) is None
+            and tok.ent_type_ not in ("DATE", "TIME", "CARDINAL", "ORDINAL"))
+
+
+def _with_conj(tok) -> list:
+    out = [tok]
+    for c in tok.children:
+        if c.dep_ == "conj" and _is_name(c):
+            out.append(c)
+    return out
+
+
+def _mine(tok) -> bool:
+    """Owned by "my"/"our", or had by the participant ("I have a cat called Luna")."""
+    if any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children):
+        return True
+    head = tok.head
+    return tok.dep_ == "dobj" and head.lemma_ in ("have", "get", "adopt", "own", "rescue") and any(
+        c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in head.children)
+
+
+def mentions(doc) -> list[Mention]:
+    """People and animals of the participant's: a relation noun owned by "my"/"our" (or a kin
+    title before a name, "Aunt Bea"), with the names the parse attaches to it."""
+    out = []
+    for tok in doc:
+        rel = _rel_at(tok)
+        if rel is None:
+            continue
+        names, extra = [], set()
+        head = tok.head
+        mine = _mine(tok)
+        # "my aunt Sofia" (compound of the name), "Aunt Bea" (a kin title needs no "my")
+        if tok.dep_ == "compound" and _is_name(head):
+            names = _with_conj(head)
+            mine = mine or _mine(head) or (rel in lexicon()["kin_titles"] and tok.text[:1].isupper())
+        # "Kenji, my old roommate" / "Dani (my girlfriend)" / "Marisol, my boss"
+        elif tok.dep_ == "appos" and _is_name(head):
+            names = _with_conj(head)
+        for c in tok.children:
+            # "my brother Tomasz", "our cat, Biscuit,", "two sons, Adam and Ben"
+            if c.dep_ in ("appos", "compound") and _is_name(c) and not names:
+                names = _with_conj(c)
+            # "a golden retriever named Max"
+            if c.dep_ == "acl" and c.lemma_ in ("name", "call"):
+                names = names or [o for x in c.children if x.dep_ in ("oprd", "attr", "dobj") and _is_name(x)
+                                  for o in _with_conj(x)]
+                # the parser sometimes hangs the name on the main verb: take the word after "called"
+                if not names and c.i + 1 < len(doc) and _is_name(doc[c.i + 1]):
+                    names = [doc[c.i + 1]]
+        # "my best friend is called Yusuf", "our rabbit is called Clover"
+        if not names and tok.dep_ in ("nsubjpass", "nsubj") and head.lemma_ in ("call", "name"):
+            names = [o for x in head.children if x.dep_ in ("oprd", "attr") and _is_name(x) for o in _with_conj(x)]
+        # "my daughter's name is Rosa"
+        if not names and tok.dep_ == "poss" and head.lemma_ == "name" and head.dep_ == "nsubj":
+            names = [x for x in head.head.children if x.dep_ == "attr" and _is_name(x)]
+            extra = {head.i}
+        # "me and my wife Noor": owned through the conjunction's own "my"
+        if not mine and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.subtree if c.i < tok.i):
+            mine = True
+        if not mine:
+            continue
+        idx = {tok.i, *(n.i for n in names), *extra}
+        lo = min(idx | {c.i for c in tok.children if c.dep_ in ("poss", "amod", "det") and c.i < tok.i})
+        hi = max(idx)
+        shown = tok.lower_ if tok.lower_.endswith("s") and tok.lower_[:-1] == rel else rel
+        out.append(Mention(shown, lexicon()["relations"][rel], names, idx, (lo, hi)))
+    return out
+
+
+# ---------------------------------------------------------------- is it stated?
+
+def _ancestors_clauses(tok):
+    t = tok
+    while t.head.i != t.i:
+        t = t.head
+        yield t
+
+
+def _negated(tok) -> bool:
+    return any(c.dep_ == "neg" or (c.dep_ == "advmod" and c.lower_ in ("never", "hardly", "barely"))
+               or (c.dep_ == "det" and c.lower_ == "no") for c in tok.children) or \
+        any(c.dep_ == "det" and c.lower_ == "no" for o in tok.children if o.dep_ in ("dobj", "attr")
+            for c in o.children)
+
+
+def _own_subject(tok) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in tok.children)
+
+
+def not_stated(pred) -> str | None:
+    """Why the clause headed by `pred` states nothing (None: it is stated)."""
+    lex = lexicon()
+    chain = [pred]
+    t = pred
+    # a conjunct without its own subject shares its head's negation and modality
+    while t.dep_ in ("conj", "xcomp") and not _own_subject(t) and t.head.i != t.i:
+        t = t.head
+        chain.append(t)
+    for t in chain:
+        if _negated(t):
+            return "negated"
+        if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in t.children):
+            return "supposed"
+        if any(c.dep_ == "aux" and c.lower_ in lex["hedge_modals"] for c in t.children):
+            return "supposed"
+        if t.lemma_ == "use" and any(c.dep_ == "xcomp" for c in t.children) and t.tag_ == "VBD":
+            return "past habit"
+    for a in _ancestors_clauses(pred):
+        if a.pos_ not in ("VERB", "AUX"):
+            continue
+        if a.lemma_ in lex["speech_verbs"]:
+            subj = [c for c in a.children if c.dep_ in ("nsubj", "nsubjpass")]
+            mood = a.lemma_ in ("wish", "dream", "imagine", "pretend", "suppose", "doubt", "wonder", "hope")
+            if mood or not subj or subj[0].lower_ not in _SELF:
+                return "reported or wished"
+        if _negated(a) and a.lemma_ in lex["speech_verbs"]:
+            return "negated"
+        if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in a.children):
+            return "supposed"
+    return None
+
+
+# ---------------------------------------------------------------- the predicate's words
+
+def _subject(pred):
+    t = pred
+    for _ in range(4):
+        for c in t.children:
+            if c.dep_ in ("nsubj", "nsubjpass"):
+                return c
+        if t.dep_ in ("conj", "xcomp") and t.head.i != t.i:
+            t = t.head
+        else:
+            break
+    return None
+
+
+def _phrase_tokens(pred, subj):
+    """The predicate's words: its subtree without the subject, clauses of their own, discourse
+    words, and edge punctuation."""
+    skip = set()
+    if subj is not None:
+        skip |= {t.i for t in subj.subtree}
+    for c in pred.children:
+        if c.dep_ in _DROP_DEPS or (c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")) or \
+                (c.dep_ in ("advmod", "intj", "npadvmod") and c.lower_ in _DISCOURSE):
+            skip |= {t.i for t in c.subtree}
+        if c.dep_ == "neg":
+            skip.add(c.i)
+    toks = [t for t in pred.subtree if t.i not in skip]
+    while toks and (toks[-1].is_punct or toks[-1].lower_ in _DISCOURSE):
+        toks.pop()
+    while toks and (toks[0].is_punct or toks[0].lower_ in _DISCOURSE):
+        toks.pop(0)
+    return toks
+
+
+_FIRST = {"my": "their", "our": "their", "me": "them", "us": "them", "myself": "themselves", "mine": "theirs"}
+
+
+def _words(toks, first_person: bool) -> str:
+    out = []
+    prev = None
+    for t in toks:
+        w = t.text
+        if first_person and t.lower_ in _FIRST:
+            w = _FIRST[t.lower_]
+        if prev is not None and (prev.whitespace_ or t.i != prev.i + 1):
+            out.append(" ")
+        out.append(w)
+        prev = t
+    return "".join(out).replace(" n't", "n't")
+
+
+def _verb_third(tok, plural_subject: bool = False) -> str:
+    from memory.persona_rules import conjugate
+
+    w = tok.lower_
+    if w in ("'m", "am", "are", "'re") or (w == "'s" and tok.lemma_ == "be"):
+        return "is"
+    if w in ("'ve", "have") or (w == "'s" and tok.lemma_ == "have"):
+        return "has"
+    if w == "'ll":
+        return "will"
+    if w == "'d":
+        return "would"
+    if tok.tag_ == "VBP" or (plural_subject and tok.tag_ == "VB"):
+        return conjugate(w)
+    return w
+
+
+def clause_text(pred, subj, who: str | None) -> tuple[str, list]:
+    """The clause in the third person: "Plays bass in a terrible pub band", "Sister Lena is
+    coming to stay this weekend"; and the tokens it was read from."""
+    toks = _phrase_tokens(pred, subj)
+    if not toks:
+        return "", []
+    before = [t for t in toks if t.i < pred.i and t.dep_ not in ("aux", "auxpass", "neg", "prt")
+              and t.head.i == pred.i]
+    before_ids = {x.i for b in before for x in b.subtree}
+    main = [t for t in toks if t.i not in before_ids]
+    if pred.dep_ == "xcomp" and pred.head.lemma_ in ("plan", "intend", "go", "gon", "hope", "aim", "decide"):
+        main = [t for t in main if not (t.dep_ == "aux" and t.lower_ == "to")]
+        head, rest = "plans to", _words(main, True)
+        text = f"{head} {rest}"
+    else:
+        first = main[0]
+        head = _verb_third(first) if first.pos_ in ("VERB", "AUX") else first.text
+        text = (head + " " + _words(main[1:], True)).strip()
+    if before:
+        text += " " + _words([t for t in toks if t.i in before_ids], True)
+    if who:
+        text = f"{who} {text}"
+    return text[:1].upper() + text[1:], toks
+
+
+def _span(doc, idx) -> str:
+    lo, hi = min(idx), max(idx)
+    return doc[lo: hi + 1].text
+
+
+# ---------------------------------------------------------------- predicates
+
+def _num(tok) -> str | None:
+    if tok.like_num or tok.lower_ in _NUMBER_WORDS:
+        t = tok.text
+        for c in tok.children:  # "thirty-eight"
+            if c.dep_ == "compound" and (c.like_num or c.lower_ in _NUMBER_WORDS):
+                t = tok.doc[c.i: tok.i + 1].text
+        return t
+    return None
+
+
+def _age(pred):
+    for c in pred.children:
+        if c.dep_ in ("attr", "acomp") and _num(c):
+            return _num(c), c
+        if c.dep_ == "acomp" and c.lower_ == "old":
+            for y in c.children:
+                if y.dep_ == "npadvmod":
+                    for n in y.children:
+                        if _num(n):
+                            return _num(n), c
+    return None
+
+
+def _pobj(prep):
+    for c in prep.children:
+        if c.dep_ == "pobj":
+            return c
+    return None
+
+
+def _plan(pred) -> bool:
+    """Said as something coming: will/going to, or under way with a time ahead named."""
+    auxes = {c.lower_ for c in pred.children if c.dep_ == "aux"}
+    if auxes & _FUTURE_AUX:
+        return True
+    if pred.dep_ == "xcomp" and pred.head.lemma_ in ("plan", "intend", "go", "gon", "hope", "aim", "decide"):
+        return True
+    span = pred.doc[min(t.i for t in pred.subtree): max(t.i for t in pred.subtree) + 1].text
+    if pred.tag_ in ("VBG", "VBP", "VBZ") and _PLAN_TIME.search(span):
+        return True
+    return any(c.lower_ == "off" and c.dep_ in ("advmod", "prt", "prep", "acomp") for c in pred.children)
+
+
+@dataclass
+class _Who:
+    self_: bool
+    mention: Mention | None = None
+
+
+def _resolve(subj, pred, ms: list[Mention], doc) -> _Who | None:
+    if subj is None:
+        # diary style without a subject ("training for the Berlin marathon"), never an order
+        if pred.dep_ == "ROOT" and pred.tag_ in ("VBG", "VBN", "VBD") and pred.i == pred.sent.start + \
+                sum(1 for t in pred.sent if t.i < pred.i and (t.is_punct or t.lower_ in _DISCOURSE or t.dep_ in ("advmod", "aux", "intj"))):
+            return _Who(True)
+        return None
+    if subj.lower_ in _SELF:
+        return _Who(True)
+    for m in ms:
+        if subj.i in m.tokens:
+            return _Who(False, m)
+    if subj.lower_ in _PRONOUN:
+        # "He's a plumber, my dad": the appositive names who
+        for c in pred.children:
+            for a in c.children:
+                if a.dep_ == "appos":
+                    for m in ms:
+                        if a.i in m.tokens:
+                            return _Who(False, m)
+        before = [m for m in ms if max(m.tokens) < subj.i and m.category != "pets"]
+        if before:
+            return _Who(False, before[-1])
+    return None
+
+
+def _facts_of(pred, who: _Who, subj, ms, doc) -> list[Fact]:
+    lex = lexicon()
+    out: list[Fact] = []
+    m = who.mention
+    sidx = {t.i for t in subj.subtree} if subj is not None else set()
+    if m is not None:
+        sidx = sidx | set(range(m.span[0], m.span[1] + 1)) if subj is not None and subj.i in m.tokens else sidx
+    lemma = pred.lemma_.lower()
+    kids = list(pred.children)
+    preps = [c for c in kids if c.dep_ == "prep"]
+    who_text = None if who.self_ else m.who()
+    key = None if who.self_ else m.key()
+    cat_of_m = "family" if who.self_ else _CATEGORY[m.category]
+
+    def emit(text, slot, category, used):
+        ev = _span(doc, sidx | {t.i for t in used} | {pred.i})
+        out.append(Fact(text[:1].upper() + text[1:], slot, category, ev))
+
+    def generic(category, slot=None):
+        text, toks = clause_text(pred, subj, who_text)
+        if text and len(toks) <= 16:
+            emit(text, slot, category, toks)
+
+    if lemma == "be":
+        age = _age(pred)
+        attr = next((c for c in kids if c.dep_ == "attr"), None)
+        acomp = next((c for c in kids if c.dep_ == "acomp"), None)
+        if age:
+            n, tok = age
+            emit(f"Is {n} years old" if who.self_ else f"{who_text} is {n} years old",
+                 "age" if who.self_ else f"{key}:age", "biographical", [tok, *tok.subtree])
+            return out
+        if attr is not None and attr.lemma_.lower() in lex["occupations"]:
+            words = _words([t for t in attr.subtree if not (t.dep_ == "det" and t.head.i == attr.i) and
+                            t.dep_ not in ("punct", "appos") and
+                            not (t.dep_ in ("amod", "advmod") and t.i < attr.i and t.lower_ in ("just", "only", "basically"))
+                            and not any(a.dep_ == "appos" for a in t.ancestors if a.i >= attr.i and a.i != attr.i)], True)
+            article = "an" if words[:1].lower() in "aeiou" else "a"
+            emit(f"Works as {article} {words}" if who.self_ else f"{who_text} is {article} {words}",
+                 "occupation" if who.self_ else f"{key}:occupation", "work", [attr, *attr.subtree])
+            return out
+        if acomp is not None and acomp.lower_ == "allergic":
+            objs = [t for p in acomp.children if p.lower_ == "to" for t in p.subtree if t.i != p.i] or \
+                   [t for x in acomp.children if x.dep_ == "xcomp" for t in x.subtree if t.dep_ != "aux"]
+            if objs:
+                emit(f"Is allergic to {_words(objs, True)}" if who.self_ else f"{who_text} is allergic to {_words(objs, True)}",
+                     None, "health", [acomp, *objs])
+            return out
+        if acomp is not None and acomp.lower_ in lex["diets"]:
+            slot = "diet" if acomp.lower_ in ("vegetarian", "vegan", "pescatarian") else None
+            emit(f"Is {acomp.lower_}" if who.self_ else f"{who_text} is {acomp.lower_}",
+                 (slot if who.self_ else f"{key}:{slot}") if slot else None, "health", [acomp])
+            return out
+        if attr is not None and attr.lower_ in lex["diets"]:
+            emit(f"Is {attr.lower_}" if who.self_ else f"{who_text} is {attr.lower_}", None, "health", [attr])
+            return out
+        for p in preps:
+            o = _pobj(p)
+            if o is None:
+                continue
+            if p.lower_ == "from" and o.pos_ == "PROPN":
+                place = _words(list(o.subtree), False)
+                emit(f"Is from {place}" if who.self_ else f"{who_text} is from {place}",
+                     "origin" if who.self_ else f"{key}:origin", "biographical", [p, *o.subtree])
+                return out
+            if p.lower_ == "on" and (o.lower_ in lex["medication_nouns"] or
+                                     re.search(r"(ine|ol|pam|lin|ide|one|ate|azole|pril|statin|mab)$", o.lower_)):
+                generic("health")
+                return out
+            if p.lower_ == "in" and o.pos_ == "PROPN" and not who.self_:
+                emit(f"{who_text} is in {_words(list(o.subtree), False)}", f"{key}:residence", "residence",
+                     [p, *o.subtree])
+                return out
+        if _plan(pred) and who.self_ or any(c.lower_ == "off" for c in kids):
+            generic("plans")
+        return out
+
+    if lemma in ("live", "reside", "stay") and not _plan(pred):
+        for p in preps + [c for c in kids if c.dep_ == "advmod" and c.lower_ in ("outside", "near", "abroad")]:
+            o = _pobj(p) if p.dep_ == "prep" else next((x for x in p.children if x.dep_ in ("pobj", "npadvmod")), None)
+            if p.dep_ == "prep" and p.lower_ not in lex["residence_preps"]:
+                continue
+            if o is None and p.lower_ != "abroad":
+                continue
+            if lemma == "stay" and who.self_:
+                break
+            if pred.tag_ == "VBD" and who.self_:
+                return out
+            place = _words([p, *(o.subtree if o is not None else [])], False)
+            if p.lower_ == "in" and o is not None and o.pos_ == "PROPN" and not any(
+                    c.dep_ == "advmod" for c in kids if c.lower_ in ("outside", "near", "just")):
+                text = f"Lives {place}" if who.self_ else f"{who_text} {m.verb('lives', 'live')} {place}"
+            else:
+                text = clause_text(pred, subj, who_text)[0]
+            emit(text, "residence" if who.self_ else f"{key}:residence", "residence",
+                 [p, *(o.subtree if o is not None else [])])
+            return out
+    if lemma == "move" and any(p.lower_ == "to" for p in preps):
+        if _plan(pred):
+            generic("plans")
+        else:
+            p = next(p for p in preps if p.lower_ == "to")
+            o = _pobj(p)
+            if o is not None:
+                place = _words(list(o.subtree), False)
+                emit(f"Lives in {place}" if who.self_ else f"{who_text} {m.verb('lives', 'live')} in {place}",
+                     "residence" if who.self_ else f"{key}:residence", "residence", [p, *o.subtree])
+        return out
+    if lemma in ("bear", "born") or (pred.lower_ == "born"):
+        for p in preps:
+            o = _pobj(p)
+            if p.lower_ == "in" and o is not None:
+                place = _words(list(o.subtree), False)
+                emit(f"Was born in {place}" if who.self_ else f"{who_text} was born in {place}",
+                     "birthplace" if who.self_ else f"{key}:birthplace", "biographical", [p, *o.subtree])
+        return out
+    if lemma == "grow" and any(c.lower_ == "up" for c in kids):
+        for p in preps:
+            o = _pobj(p)
+            if p.lower_ == "in" and o is not None:
+                place = _words(list(o.subtree), False)
+                emit(f"Grew up in {place}" if who.self_ else f"{who_text} grew up in {place}",
+                     "hometown" if who.self_ else f"{key}:hometown", "biographical", [p, *o.subtree])
+        return out
+    if lemma in ("have", "get", "adopt", "own") and not _plan(pred):
+        for o in (c for c in kids if c.dep_ == "dobj"):
+            rel = _rel_at(o)
+            if rel is not None and who.self_:
+                if any(x.dep_ in ("appos", "acl") for x in o.children) or any(o.i in mm.tokens and mm.names for mm in ms):
+                    continue  # named: the mention says it
+                num = next((x.text for x in o.children if x.dep_ == "nummod"), None)
+                article = num or ("an" if rel[:1] in "aeiou" else "a")
+                noun = o.text.lower() if num else rel
+                category = _CATEGORY[lexicon()["relations"][rel]]
+                emit(f"Has {article} {noun}", f"has:{rel}" if num else None, category, [o, *o.subtree])
+            elif o.lemma_.lower() in lex["conditions"] or o.lower_ in lex["conditions"]:
+                words = _words([t for t in o.subtree if t.dep_ not in ("det",) and t.lower_ not in ("my", "our")], False)
+                emit(f"Has {words}" if who.self_ else f"{who_text} has {words}", None, "health", [o, *o.subtree])
+        if who.self_ or not out:
+            if not who.self_ and lemma != "have":
+                generic(cat_of_m)
+            return out
+    if lemma in ("suffer", "diagnose") or (lemma in lex["medication_verbs"] and any(
+            c.dep_ == "dobj" and c.lemma_.lower() in lex["medication_nouns"] for c in kids)):
+        generic("health")
+        return out
+    if lemma == "speak":
+        generic("other")
+        return out
+    if lemma in lex["work_verbs"] and who.self_ and not _plan(pred):
+        if lemma == "work" and not any(p.lower_ in ("at", "for", "as", "in") for p in preps) and not any(
+                c.dep_ in ("npadvmod", "dobj", "advmod") and c.lower_ in ("nights", "days", "weekends", "shifts", "remotely", "part-time", "full-time") for c in kids):
+            return out
+        if lemma == "run" and not any(c.dep_ == "dobj" for c in kids):
+            pass
+        else:
+            if lemma == "work" and any(p.lower_ == "for" and _pobj(p) is not None and _pobj(p).lower_ in
+                                       ("hours", "ages", "years", "days", "weeks", "months", "a while") for p in preps):
+                return out
+            slot = "work" if lemma == "work" else None
+            generic("work", slot)
+            return out
+    hobby = (lemma in lex["hobby_verbs"] and (lemma not in ("love", "enjoy", "like") or any(
+        c.dep_ == "xcomp" and c.tag_ == "VBG" for c in kids))) or \
+        any(c.lower_ in lex["hobby_nouns"] for c in pred.subtree if c.i != pred.i and c.dep_ in ("dobj", "pobj", "xcomp"))
+    if lemma == "go" and any(c.dep_ == "xcomp" and c.tag_ == "VBG" for c in kids):
+        hobby = True
+    if who.self_ and _plan(pred) and lemma not in lex["other_verbs_never"]:
+        generic("plans")
+        return out
+    if who.self_ and hobby and lemma not in ("have", "get"):
+        generic("hobbies")
+        return out
+    if not who.self_ and lemma in lex["work_verbs"] and pred.tag_ == "VBD":
+        return out  # "my mum worked as a nurse for years": a past job, not what they do now
+    if not who.self_ and lemma not in lex["other_verbs_never"] and pred.pos_ == "VERB":
+        slot = f"{key}:work" if lemma == "work" else None
+        generic(cat_of_m if not _plan(pred) else "plans", slot)
+    return out
+
+
+def _dates(doc, ms) -> list[Fact]:
+    """Birthdays and anniversaries: "my birthday's on the 3rd of march", "it's my son Leo's birthday tomorrow"."""
+    out = []
+    for tok in doc:
+        if tok.lemma_.lower() not in ("birthday", "anniversary"):
+            continue
+        owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+        if owner is None:
+            continue
+        m = next((m for m in ms if owner.i in m.tokens), None)
+        if owner.lower_ not in ("my", "our") and m is None:
+            continue
+        sent = tok.sent
+        pred = tok.head if tok.dep_ in ("nsubj", "attr", "appos") else tok
+        while pred.dep_ == "appos" or (pred.pos_ not in ("AUX", "VERB") and pred.head.i != pred.i):
+            pred = pred.head
+        within = {t.i for t in pred.subtree}
+        # a date relative to a day we do not resolve ("tomorrow", "last week") is not stored
+        dates = [e for e in doc.ents if e.label_ == "DATE" and e.start >= sent.start and e.end <= sent.end
+                 and e.start in within and tok.i not in range(e.start, e.end) and not e.text.isdigit()
+                 and not _RELATIVE.search(e.text)]
+        if not dates:
+            continue
+        if not_stated(pred):
+            continue
+        d = dates[0]
+        if m is None:
+            text, slot = f"Has their {tok.lower_} on {d.text}", tok.lower_
+        else:
+            text, slot = f"{m.who()}'s {tok.lower_} is {d.text}", f"{m.key()}:{tok.lower_}"
+        idx = {owner.i, tok.i, d.start, d.end - 1}
+        if m is not None:
+            idx |= set(range(m.span[0], m.span[1] + 1))
+        if tok.lower_ == "anniversary":
+            slot = None if m else "anniversary"
+        out.append(Fact(text, slot, "biographical", _span(doc, idx)))
+    return out
+
+
+def _name(doc) -> list[Fact]:
+    """"my name is X" (a be-clause on "name" owned by "my"); "everyone calls me Jules"."""
+    out = []
+    for tok in doc:
+        if tok.lemma_ == "call" and tok.pos_ == "VERB" and any(c.dep_ == "dobj" and c.lower_ == "me" for c in tok.children) \
+                and not not_stated(tok) and not tok.sent.text.strip().endswith("?"):
+            name = next((c for c in tok.children if c.dep_ in ("oprd", "attr", "xcomp", "npadvmod") and _is_name(c)), None)
+            if name is not None:
+                subj = _subject(tok)
+                lo = subj.i if subj is not None else tok.i
+                out.append(Fact(f"Is called {name.text}", None, "biographical", _span(doc, {lo, name.i})))
+        if tok.lower_ == "name" and tok.dep_ == "nsubj" and _mine(tok) and not not_stated(tok.head):
+            for c in tok.head.children:
+                if c.dep_ == "attr" and _is_name(c):
+                    out.append(Fact(f"Is called {c.text}", "name", "biographical", _span(doc, {tok.i - 1, c.i})))
+    return out
+
+
+def from_doc(doc) -> list[Fact]:
+    ms = mentions(doc)
+    found: list[Fact] = []
+    questions = {s.start for s in doc.sents if s.text.strip().endswith("?")}
+    for m in ms:
+        sent = doc[m.span[0]].sent
+        if sent.start in questions:
+            continue
+        if m.names:
+            names = " and ".join(n.text for n in m.names)
+            if len(m.names) == 1:
+                count, noun = ("an" if m.rel[:1] in "aeiou" else "a"), m.rel
+            else:
+                head = doc[min(m.tokens)]
+                count = next((c.text for c in head.children if c.dep_ == "nummod"), str(len(m.names)))
+                noun = m.rel if m.rel.endswith("s") else m.rel + "s"
+            found.append(Fact(f"Has {count} {noun} called {names}", None,
+                              _CATEGORY[m.category], _span(doc, set(range(m.span[0], m.span[1] + 1)))))
+    for tok in doc:
+        if tok.sent.start in questions or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        if tok.dep_ not in ("ROOT", "conj", "ccomp", "advcl", "xcomp", "relcl", "parataxis"):
+            continue
+        if tok.dep_ == "advcl" and any(c.dep_ == "mark" for c in tok.children):
+            if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether", "when", "before", "until") for c in tok.children):
+                continue
+        if tok.dep_ == "xcomp" and tok.head.lemma_ not in ("go", "gon", "plan", "intend", "start", "begin",
+                                                           "decide", "use", "train", "be"):
+            continue
+        if tok.pos_ == "AUX" and tok.dep_ not in ("ROOT", "conj", "ccomp", "advcl", "parataxis"):
+            continue
+        if any(c.dep_ == "xcomp" and c.pos_ == "VERB" and not (c.tag_ == "VBG" and tok.lemma_ == "go")
+               for c in tok.children) and tok.lemma_ in ("go", "gon", "plan", "intend", "start", "begin", "decide",
+                                                          "use", "train"):
+            continue  # the xcomp carries the content ("going to visit", but "go swimming" is go's)
+        if tok.dep_ == "xcomp" and tok.tag_ == "VBG" and tok.head.lemma_ == "go":
+            continue
+        subj = _subject(tok)
+        who = _resolve(subj, tok, ms, doc)
+        if who is None or not_stated(tok):
+            continue
+        found += _facts_of(tok, who, subj, ms, doc)
+    found += _dates(doc, ms)
+    found += _name(doc)
+    seen, out = set(), []
+    for f in found:
+        k = f.text.lower()
+        if k not in seen:
+            seen.add(k)
+            out.append(f)
+    return out
+
+
+def extract(text: str) -> list[Fact]:
+    """Facts stated in one participant message (quotes blanked first)."""
+    return from_doc(nlp.parse(blank_quotes(text)))
+
+
+def extract_many(texts: list[str]) -> list[list[Fact]]:
+    return [from_doc(d) for d in nlp.parse_many([blank_quotes(t) for t in texts])]

@@ -1,0 +1,163 @@
+"""The gate's evidence (issue #15), feature by feature, on hand-made conversations, and the learned
+gate and normalized fusion that use it."""
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from companion.turn import turn
+from memory import features, messages, registry
+from memory.context import TurnContext
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+TALK = [
+    ("user", "hey there"),
+    ("companion", "Hello! How are you?"),
+    ("user", "nice weather today huh"),
+    ("companion", "Lovely, isn't it?"),
+    ("user", "My sister Ines moved to Porto for a job at the harbour office"),  # 5
+    ("companion", "How exciting for your sister in Porto!"),
+    ("user", "I adopted a grey cat called Miso"),  # 7
+    ("companion", "Miso is a lovely name. Do you also have a parrot called Kiwi?"),
+    ("user", "no haha"),
+    ("companion", "Fair enough."),
+    ("user", "traffic was awful this morning"),
+    ("companion", "Sorry to hear that."),
+    ("user", "I might cook pasta tonight"),
+    ("companion", "Sounds tasty."),
+]
+
+
+@pytest.fixture
+def talk(store, ana):
+    return messages.append_many(store, ana, [
+        dict(sender=s, text=t, context="personal", ts=T0 + timedelta(minutes=i)) for i, (s, t) in enumerate(TALK)])
+
+
+def ctx(store, who, text, window=4, as_of=None):
+    as_of = as_of or messages.next_ordinal(store, who)
+    return TurnContext(store=store, participant=who, text=text, context="personal", as_of=as_of,
+                       recent=messages.read(store, who, as_of, limit=window))
+
+
+def test_back_reference_and_time_cues_count_the_ways_people_point_back():
+    f = features.cue_features
+    assert f("what was my sister's name again?")["backref_cues"] == 1
+    assert f("remind me, what did I tell you about the trip?")["backref_cues"] >= 2
+    assert f("what's the capital of australia?")["backref_cues"] == 0
+    assert f("how did it go last week, back in the spring?")["time_cues"] >= 2
+    assert f("tell me a joke")["time_cues"] == 0
+
+
+def test_own_life_questions_differ_from_general_questions():
+    f = features.cue_features
+    assert f("where does my brother live?")["own_life_question"] == 1
+    assert f("what did I say my boss was called")["own_life_question"] == 1
+    assert f("what's the capital of france?")["own_life_question"] == 0
+    assert f("my sister is visiting tomorrow")["own_life_question"] == 0  # a statement, not a question
+    assert f("how do I get wine out of a carpet")["general_request"] == 1
+    assert f("how do I get wine out of my carpet")["general_request"] == 0  # about their own things
+
+
+def test_small_talk_is_recognized_whole_not_as_a_prefix():
+    f = features.cue_features
+    for t in ("hey!", "Thanks so much", "good morning!!", "lol ok", "talk later", "Cheers."):
+        assert f(t)["smalltalk"] == 1, t
+    assert f("hey, where did my sister move?")["smalltalk"] == 0
+
+
+def test_entity_novelty_is_a_name_the_participant_said_before_the_window(store, ana, talk):
+    # "miso" in lowercase: a name because the participant wrote it as one (mid-sentence, capitalized)
+    assert features.entity_novelty(ctx(store, ana, "how is miso doing these days?")) == (1.0, ["miso"])
+    assert features.entity_novelty(ctx(store, ana, "where does my sister live now?"))[1] == ["sister"]
+    # Only the companion ever said Kiwi: not the participant's entity
+    assert features.entity_novelty(ctx(store, ana, "what about kiwi?"))[0] == 0
+    # In the window already: nothing to reach back for
+    assert features.entity_novelty(ctx(store, ana, "how is miso doing?", window=10))[0] == 0
+    # An ordinary word said earlier is not an entity
+    assert features.entity_novelty(ctx(store, ana, "what is good weather for a walk?"))[0] == 0
+
+
+def test_repeated_small_talk_is_flagged_and_a_real_callback_is_not(store, ana, talk):
+    c = ctx(store, ana, "nice weather today huh")
+    assert features.phatic_repeat(c, features.speaker_aware(c)) == 1
+    c = ctx(store, ana, "which city did my sister move to?")
+    assert features.phatic_repeat(c, features.speaker_aware(c)) == 0
+
+
+def test_speaker_awareness_prefers_the_participants_own_statement(store, ana, talk):
+    # "parrot Kiwi" appears only in a companion line: the best match is the companion's
+    c = ctx(store, ana, "parrot Kiwi")
+    sp = features.speaker_aware(c)
+    assert sp["best_match_companion"] == 1 and sp["bm25_outside_user"] == 0
+    c = ctx(store, ana, "sister Porto harbour")
+    sp = features.speaker_aware(c)
+    assert sp["bm25_user_best"] == talk[4].ordinal and sp["bm25_outside_user"] > 0.5
+
+
+def test_learned_gate_retrieves_on_callbacks_and_abstains_on_small_talk(store, ana, talk):
+    gate = registry.create("gate", "learned")  # the shipped weights
+    for text in ("what was my sister's name again?", "how is miso doing?", "where did Ines move to, remind me"):
+        d = gate.decide(ctx(store, ana, text))
+        assert d.retrieve, (text, d.reason)
+        assert d.features and "entity_novelty" in d.features
+    for text in ("hey there", "nice weather today huh", "thanks!", "tell me a joke about penguins"):
+        d = gate.decide(ctx(store, ana, text))
+        assert not d.retrieve, (text, d.reason)
+
+
+def test_the_turn_traces_the_default_gates_evidence(store, ana, settings, talk):
+    assert settings.gate == "learned"
+    t = turn(store, ana, "what's my cat called again?", settings=settings).trace
+    assert t.gate["name"] == "learned" and t.decision["retrieve"] and t.errors == []
+    assert t.decision["features"]["backref_cues"] == 1 and "strongest push" in t.decision["reason"]
+    # the reason points at the participant's own message, and names the entity reached for
+    assert f"nearest own message {talk[6].dayid}" in t.decision["reason"] and "cat" in t.decision["reason"]
+    assert any("Miso" in (h.get("snippet") or h.get("text") or "") for h in t.hits)
+
+
+def test_normalized_fusion_ranks_the_statement_over_the_companions_paraphrase(store, ana, talk):
+    hyb = registry.create("retriever", "hybrid")
+    assert hyb.params["recipe"] == "normalized"
+    hits = hyb.search(ctx(store, ana, "do you remember my sister in Porto?"), "do you remember my sister in Porto?", 3)
+    assert hits[0].ordinal == talk[4].ordinal and hits[0].sender == "user"
+    assert talk[5].ordinal in [h.ordinal for h in hits]  # the companion's paraphrase is still found, lower
+
+
+def test_normalized_fusion_score_is_computed_by_hand(store, ana, talk):
+    c = ctx(store, ana, "grey cat Miso")
+    scores, ords, ref = c.bm25("grey cat Miso")
+    sims, _ = c.dense("grey cat Miso")
+    want = {int(o): 0.2 * b / ref + max(d, 0.0) for o, b, d in zip(ords, scores, sims)}
+    for o in want:  # the companion's lines count 0.85
+        if TALK[o - 1][0] == "companion":
+            want[o] *= 0.85
+    got = registry.create("retriever", "hybrid", recipe="normalized").search(c, c.text, 3)
+    best = sorted(want, key=lambda o: -want[o])[:3]
+    assert [h.ordinal for h in got] == best
+    assert [h.score for h in got] == pytest.approx([want[o] for o in best])
+
+
+def test_query_rewrite_drops_recall_cues_and_keeps_names():
+    assert features.rewrite_for_lexical("do you remember where Ines moved again?") == "do you where ines moved ?"
+    assert features.rewrite_for_lexical("where did Ines move") == "where did Ines move"  # nothing to drop: same text
+    assert features.rewrite_for_lexical("remember?") == "remember?"  # nothing would be left
+
+
+def test_a_bad_recipe_is_refused_by_name():
+    with pytest.raises(ValueError, match="fusion"):
+        registry.create("retriever", "hybrid", fusion="max")
+    with pytest.raises(ValueError, match="unknown components"):
+        registry.create("retriever", "hybrid", weights={"bm25": 1.0, "sparse": 1.0})
+
+
+def test_shipped_weights_are_reproduced_from_their_seed(tmp_path):
+    from eval import gatesets
+
+    shipped = json.loads((features.CUES_FILE.parent / "gate-learned-v1.json").read_text())
+    again = gatesets.train(tmp_path / "w.json", seed=shipped["seed"])
+    assert again["features"] == shipped["features"] and again["threshold"] == shipped["threshold"]
+    assert again["coef"] == pytest.approx(shipped["coef"], abs=1e-6)
+    assert again["calibration"]["a"] == pytest.approx(shipped["calibration"]["a"], abs=1e-6)

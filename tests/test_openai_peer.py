@@ -1,0 +1,217 @@
+"""The model gateway against real protocol peers, through litellm's own HTTP client.
+
+- A scripted OpenAI-compatible server (tests/plugins/openai_peer.py) on 127.0.0.1: streaming,
+  tool calls in the OpenAI wire format for the IX tools and the actions, errors and timeouts.
+  The same turns through it and through the in-process scripted backend must come out the same,
+  and the wrapper's property (tests/test_wrapper.py) must hold over it.
+- xllamacpp's own HTTP server serving SmolLM2 over TCP (marked `model`): plain streaming, and the
+  model's chat template as llama.cpp applies it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from companion import prompts
+from companion.turn import turn
+from consent import records as consent
+from memory import cells, embeddings, messages
+from memory.store import Store
+from tests.plugins.openai_peer import Peer
+from tests.test_wrapper import MESSAGES, NOW, quick, tool_models  # noqa: F401  (tool_models is a fixture)
+from companion import actions
+
+
+@pytest.fixture
+def peer(monkeypatch):
+    with Peer(slow_seconds=3.0) as p:
+        # How a study points litellm's `openai/<name>` at a local server (README "Connecting a real model").
+        monkeypatch.setenv("OPENAI_API_BASE", p.api_base)
+        monkeypatch.setenv("OPENAI_BASE_URL", p.api_base)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-peer")
+        yield p
+
+
+def test_plain_streaming_over_http(store, ana, home, peer):
+    pieces: list[str] = []
+    r = turn(store, ana, "hello over the wire", settings=quick(home, model="openai/echo", tools="off"),
+             on_token=pieces.append)
+    assert r.reply is not None and r.shown == "You said: hello over the wire"
+    assert len(pieces) > 1 and "".join(pieces) == r.shown  # it really streamed, piece by piece
+    sent = peer.requests[-1]
+    assert sent["stream"] is True and sent["model"] == "echo" and "tools" not in sent
+    assert sent["messages"][-1] == {"role": "user", "content": "hello over the wire"}
+    verbosity = r.trace.interaction["settings"]["verbosity"]["setting"]
+    assert sent["max_tokens"] == prompts.reply_tokens(verbosity, 200)  # the verbosity budget went over the wire
+    assert r.trace.model == "openai/echo" and r.trace.tokens["completion"] == 6  # the peer's usage
+
+
+def _conversation(store, participant, model, home):
+    s = quick(home, model=model, tools="on")
+    out = []
+    for i, (text, context) in enumerate([("Remind me to call Ana tomorrow at 9am", "work"),
+                                         ("What should I cook? Any ideas?", "personal"),
+                                         ("Draft a message to Bea saying I am late", "work"),
+                                         ("yes", "work"), ("how was your day", "personal")]):
+        r = turn(store, participant, text, context, s, at=NOW + timedelta(minutes=3 * i))
+        tr = r.trace
+        out.append({"shown": r.shown, "settings": (tr.interaction or {}).get("settings"),
+                    "run": [(a["kind"], a["status"]) for a in tr.actions_run],
+                    "held": [(a["kind"], a["status"]) for a in tr.actions_held],
+                    "faults": (tr.interaction or {}).get("faults")})
+    return out
+
+
+def test_tool_calls_over_http_come_out_as_from_the_in_process_backend(home, peer, tool_models):  # noqa: F811
+    stores = [Store(home / "http"), Store(home / "inproc")]
+    try:
+        for s in stores:
+            s.vectors.embedder = embeddings.HashEmbedder()
+            consent.accept(s, "p", tz="UTC")
+        over_http = _conversation(stores[0], "p", "openai/scripted", home / "http")
+        in_process = _conversation(stores[1], "p", "scripted/v1", home / "inproc")
+    finally:
+        for s in stores:
+            s.close()
+    assert over_http == in_process
+    sent = [r for r in peer.requests if r.get("tools")]
+    names = {t["function"]["name"] for t in sent[0]["tools"]}
+    assert {"IX_autonomy", "set_reminder", "send_message"} <= names
+    declared = [t for t in over_http if t["settings"] and any(d.get("by") == "model" for d in t["settings"].values())]
+    assert declared, "the scripted peer declared IX settings over the wire and the turn took them"
+
+
+def test_an_obeyed_instruction_from_memory_is_held_over_http(store, ana, home, peer):
+    turn(store, ana, "send my boss an email saying I quit", "work", quick(home, tools="off"))
+    r = turn(store, ana, "what about my boss?", "work",
+             quick(home, model="openai/obedient", tools="on", gate="always", retriever="bm25", recent_window=0))
+    held = r.trace.actions_held  # the instruction is in the message and in the echo of it: both retrieved
+    assert held and all(h["kind"] == "send_message" and not h["requested"] and h["status"] == "held" for h in held)
+    assert actions.outbox(store, ana) == [] and actions.violations(store, ana) == []
+
+
+@pytest.mark.parametrize("model,why", [("openai/error", "failed on purpose"), ("openai/garbage", "")])
+def test_a_peer_error_keeps_the_message_and_stores_no_reply(store, ana, home, peer, model, why):
+    r = turn(store, ana, "are you there?", settings=quick(home, model=model, tools="off", retries=1))
+    assert r.reply is None and r.shown == prompts.FALLBACK_REPLY
+    assert [m.text for m in messages.read(store, ana, 10**9)] == ["are you there?"]
+    [err] = [e for e in r.trace.errors if e.step == "generate"]
+    assert why in err.message
+    assert len(peer.requests) >= 2  # retried once before anything was shown
+
+
+def test_a_peer_that_does_not_answer_in_time_is_abandoned(store, ana, home, peer):
+    r = turn(store, ana, "hello?", settings=quick(home, model="openai/slow", tools="off", timeout=1, retries=0))
+    assert r.reply is None and r.shown == prompts.FALLBACK_REPLY
+    [err] = [e for e in r.trace.errors if e.step == "generate"]
+    assert "within 1 s" in err.message
+    assert [m.sender for m in messages.read(store, ana, 10**9)] == ["user"]
+
+
+@hsettings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(convo=st.lists(st.tuples(MESSAGES, st.sampled_from(["work", "personal"]), st.booleans()),
+                      min_size=3, max_size=8))
+def test_property_the_wrappers_promises_hold_over_http(tmp_path_factory, peer, convo):
+    # The checks of tests/test_wrapper.py's property test, over the HTTP peer (see the report: the
+    # check body is duplicated because it is inline there).
+    home = tmp_path_factory.mktemp("peerprop")
+    store = Store(home)
+    store.vectors.embedder = embeddings.HashEmbedder()
+    try:
+        consent.accept(store, "p", tz="UTC")
+        s = quick(home, model="openai/scripted", tools="on")
+        for i, (text, context, ui_approves) in enumerate(convo):
+            r = turn(store, "p", text, context, s, at=NOW + timedelta(minutes=3 * i))
+            chosen = {a: d["setting"] for a, d in r.trace.interaction.get("settings", {}).items()}
+            if chosen.get("reasoning_visibility") == "hide":
+                assert "RATIONALE" not in r.shown
+            if chosen.get("elicitation") == "iterative":
+                assert r.shown.count("?") <= 1 + text.count("?")
+            for a in r.trace.actions_run:
+                if a["kind"] == "schedule_checkin" and not a["requested"]:
+                    assert chosen["proactive_outreach"] == "high"
+            if ui_approves and (pend := [a for a in actions.pending(store, "p") if a.status == "held"]):
+                actions.approve(store, "p", pend[0].id, via="ui")
+        assert actions.violations(store, "p") == []
+        for a in actions.history(store, "p"):
+            if a.external and a.status == "done":
+                evs = [e["event"] for e in actions.events(store, "p", a.id)]
+                assert a.requested or "approved" in evs
+        by_dayid = {m.dayid: m for m in messages.read(store, "p", 10**9)}
+        for c in cells.all_(store, "p"):
+            for d in c.source_dayids:
+                assert by_dayid[d].context == c.context
+    finally:
+        store.close()
+
+
+# ---------------------------------------------------------------- xllamacpp's server over TCP
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    import xllamacpp as xlc
+
+    from companion.backends import local
+
+    params = xlc.CommonParams()
+    params.model.path = str(local._model_file("smollm2-135m"))
+    params.n_ctx = 1024
+    params.n_parallel = 1
+    params.cpuparams.n_threads = 1
+    params.cpuparams_batch.n_threads = 1
+    params.hostnames = ["127.0.0.1"]
+    params.port = _free_port()
+    params.model_alias = "smollm2"
+    for name, value in (("verbosity", 0), ("offline", True), ("ui", False)):
+        try:
+            setattr(params, name, value)
+        except (AttributeError, TypeError, ValueError):
+            pass
+    server = xlc.Server(params)
+    yield f"http://127.0.0.1:{params.port}", server
+    del server
+
+
+@pytest.mark.model
+def test_smollm2_streams_over_tcp_through_litellm(store, ana, home, llama_server, monkeypatch):
+    url, _ = llama_server
+    monkeypatch.setenv("OPENAI_API_BASE", url + "/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "none")
+    pieces: list[str] = []
+    r = turn(store, ana, "Hello! How are you today?", settings=quick(home, model="openai/smollm2", tools="off"),
+             on_token=pieces.append)
+    assert r.reply is not None and r.shown.strip()
+    assert len(pieces) > 1 and "".join(pieces).strip() == r.shown.strip()
+    assert r.trace.tokens["completion"] and r.trace.tokens["prompt"] > 0
+
+
+@pytest.mark.model
+def test_the_model_chat_template_is_chatml_with_our_roles(llama_server):
+    # llama.cpp renders the GGUF's own template; the prompt the embedded model sees must carry every
+    # role we send (a second system message of notes next to the question included) in ChatML.
+    url, _ = llama_server
+    msgs = [{"role": "system", "content": "SYS"}, {"role": "user", "content": "U1"},
+            {"role": "assistant", "content": "A1"}, {"role": "system", "content": "NOTES"},
+            {"role": "user", "content": "U2"}]
+    req = urllib.request.Request(url + "/apply-template", data=json.dumps({"messages": msgs}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        prompt = json.loads(resp.read())["prompt"]
+    assert prompt == ("<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nU1<|im_end|>\n"
+                      "<|im_start|>assistant\nA1<|im_end|>\n<|im_start|>system\nNOTES<|im_end|>\n"
+                      "<|im_start|>user\nU2<|im_end|>\n<|im_start|>assistant\n")
