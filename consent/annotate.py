@@ -286,7 +286,7 @@ def _row_problems(root: Path, p: Probe, row: dict) -> list[str]:
             out.append(f"{f} {bad} inside the recent window (V2)")
     hits = releasecheck._covered(row["reference_reply"], releasecheck._identifier_hits(row["reference_reply"]),
                                  releasecheck.surrogate_pools())
-    out += [f"reference_reply: the recognizers find a {h.kind} {releasecheck._mask(h.text)!r}" for h in hits]
+    out += [f"reference_reply: the recognizers find {h.kind} {releasecheck._mask(h.text)!r}" for h in hits]
     return out
 
 

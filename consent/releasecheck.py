@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from consent import pseudonymize
+from consent import pseudonymize, recognizers
 from consent.formats import (STAGES, ChatProbe, ConversationRow, FeedbackItem, Manifest, Persona, ProfileClaim,
                              QAItem, Sampling, sampling_digest)
 from memory.keys import parse_dayid
@@ -81,23 +81,11 @@ class Report:
 
 
 def _identifier_hits(text: str) -> list:
-    """Identifier spans in `text` (objects with kind, start, end, text), by the export's recognizers.
-
-    consent.recognizers (the full scan the exporter uses) when this tree has it, else the pattern
-    scan of consent.pseudonymize: the check re-runs exactly what pseudonymized the release.
-    """
-    try:
-        from consent import recognizers
-    except ImportError:
-        return pseudonymize.detect_patterns(text)
+    """Identifier spans in `text` (kind, start, end, text): the very scan that pseudonymized the release."""
     return recognizers.scan(text)
 
 
 def _identifier_hits_many(texts: list[str]) -> list[list]:
-    try:
-        from consent import recognizers
-    except ImportError:
-        return [_identifier_hits(t) for t in texts]
     return recognizers.scan_many(texts)
 
 
@@ -117,22 +105,11 @@ SURROGATE_SHAPES = re.compile(
 
 
 def _covered(text: str, hits: list, vocab: list[str]) -> list:
-    """Hits that are not wholly a surrogate (from the pools or of a generated shape)."""
+    """Hits that are not surrogates: the export gate's own rule (recognizers.uncovered), with the
+    surrogates known from the pools and the generated shapes instead of the release's map."""
     if not hits:
         return []
-    mask = [False] * len(text)
-    for m in SURROGATE_SHAPES.finditer(text):
-        mask[m.start():m.end()] = [True] * (m.end() - m.start())
-    for s in vocab:
-        for m in re.finditer(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text):
-            mask[m.start():m.end()] = [True] * (m.end() - m.start())
-    out = []
-    for h in hits:
-        rest = "".join(" " if mask[i] else text[i] for i in range(h.start, h.end))
-        if re.search(r"\w", rest) and not re.fullmatch(r"[\W\s]*(?:the|a|an|of|and|&|mr|mrs|ms|dr)?[\W\s]*",
-                                                       rest.casefold()):
-            out.append(h)
-    return out
+    return recognizers.uncovered(text, hits, list(vocab) + [m.group(0) for m in SURROGATE_SHAPES.finditer(text)])
 
 
 def _mask(term: str) -> str:
@@ -510,7 +487,7 @@ def _identifiers(r: _Reader, texts, meta, originals: dict[str, str] | None) -> N
     hits = _identifier_hits_many([s for *_, s in todo])
     for (rel, n, k, s), hs in zip(todo, hits):
         for h in _covered(s, hs, vocab):
-            r.fail("identifiers", rel, n, f"field '{k}': the recognizers find a {h.kind} {_mask(h.text)!r}")
+            r.fail("identifiers", rel, n, f"field '{k}': the recognizers find {h.kind} {_mask(h.text)!r}")
     words = sorted((t for t in (originals or {}) if len(t) >= 2), key=len, reverse=True)
     if words:
         pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(x) for x in words) + r")(?!\w)", re.IGNORECASE)
