@@ -348,3 +348,18 @@ def test_two_annotators_agreement(exported, tmp_path):
     # pe = (5/12)(4/12) + (7/12)(7/12) = 69/144 -> kappa (132 - 69) / (144 - 69) = 63/75
     assert got["tier"]["kappa"] == pytest.approx(63 / 75)
     assert got["demand"]["kappa"] == pytest.approx(14 / 17) and got["demand"]["disagreements"] == ["U01/day1-15"]
+
+
+def test_a_profile_claim_citing_a_missing_dayid_is_named(finalized, tmp_path):
+    rel, home, _ = finalized
+    copy = tmp_path / "rel"
+    shutil.copytree(rel, copy)
+    claim = {"id": "c0001", "text": "Grows tomatoes", "category": "hobby", "confidence": 0.9, "valid_from": "day1-1",
+             "valid_to": None, "source_dayids": ["day1-1", "day7-3"], "verdict": "supported"}
+    _put(copy / "U01/profile.jsonl", [claim])
+    m = json.loads((copy / "manifest.json").read_text())
+    m["counts"]["U01"]["claims"] = 1
+    (copy / "manifest.json").write_text(json.dumps(m))
+    report = releasecheck.check(copy)
+    assert [str(f) for f in report.failures] == [
+        "dayids: U01/profile.jsonl line 1: field 'source_dayids': 'day7-3' is not in U01's conversation"]
