@@ -204,7 +204,7 @@ def _strings(obj, skip=("evidence",), where="") -> list[tuple[str, str]]:
 DAYID_FIELDS = ("recent_context", "episode_refs", "grounding_dayids", "probe_dayid", "source_dayids", "valid_from",
                 "valid_to", "evidence", "evidence_dayids", "dayid", "dayids", "profile_refs", "stratum", "locus",
                 "locus_verified", "tier", "referent_on_screen", "annotation", "sender", "ts", "verdict", "id",
-                "by", "drafted_by", "annotator", "annotators", "confirmed", "stage", "key")
+                "by", "drafted_by", "annotator", "annotators", "confirmed", "stage", "key", "at", "checks")
 
 
 def _is_dayid(x) -> bool:
