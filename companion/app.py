@@ -24,6 +24,7 @@ from companion.panels.held_actions import HeldActions
 from companion.panels.memory_inspector import MemoryInspector
 from companion.panels.research import Research
 from companion.settings import Settings
+from memory import preferences
 from consent import downloads
 from memory.store import Store
 
@@ -160,7 +161,13 @@ def schedule_jobs(settings: Settings, store: Store):
 def serve(settings: Settings, block: bool = True):
     store = Store(settings.data_dir)
     # Load the embedding model now, not inside the first participant's turn.
-    threading.Thread(target=lambda: store.vectors.embedder.encode(["warm up"]), daemon=True).start()
+    # Load the embedding model, the spaCy pipeline and the preference classifier now, not inside the
+    # first participant's turn.
+    def warm():
+        store.vectors.embedder.encode(["warm up"])
+        preferences.warm()
+
+    threading.Thread(target=warm, daemon=True).start()
     scheduler = schedule_jobs(settings, store)
     demo = build(settings, store, scheduler)
     demo.queue(default_concurrency_limit=8)

@@ -290,3 +290,14 @@ def still_stated(evidence: str, text: str) -> bool:
         return False
     doc = _doc(_blank_quotes(text))
     return any(ev in _norm(s.text) and _open(s) for s in clauses(doc))
+
+
+def warm() -> None:
+    """Load now what the first preference read of a process needs: the spaCy pipeline, the
+    classifier weights and the sentence model (~5 s cold). The app calls it at start, so the
+    first participant's first reply does not pay for it; the crash harness before it forks."""
+    from memory import nlp
+
+    nlp.nlp()
+    model()
+    _embedder()._load()

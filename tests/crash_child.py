@@ -154,6 +154,11 @@ def main(argv=None) -> int:
             importlib.import_module(mod)
         except ImportError:
             pass
+    # The reply path reads preferences (spaCy parse, classifier over sentence embeddings): load
+    # them once here, as the app does at start, not in every short-lived worker.
+    from memory import preferences
+
+    preferences.warm()
     t_import = time.perf_counter() - t0
     assert threading.active_count() == 1, "a thread runs before fork: forking would be unsafe"
     setup(a.data_dir)
