@@ -16,7 +16,7 @@ import gradio as gr
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from companion import auth, trialpanel
+from companion import annotatepanel, auth, trialpanel
 from companion.markup import text as as_text
 from companion.panels import chat, signin
 from companion.panels.common import Shared, new_session, plan_outreach
@@ -80,6 +80,8 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
             research = Research(sh)  # traces, participants, trial arms; shown once the password is given
             with research.box:
                 trialpanel.results_panel(sh.session, store)  # the trial report under the arms
+                gr.Markdown("#### Annotate a release")
+                annotatepanel.build(sh.session, settings)  # companion/annotatepanel.py
 
         entry = signin.SignIn(sh, door, chat_box, talk)
         # events after which the page shows another participant (or none): the panels follow

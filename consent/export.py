@@ -289,6 +289,8 @@ def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
     def dump(x):
         return json.dumps(x, ensure_ascii=False)
 
+    from consent.formats import with_sampling  # V3: the draw's record, written before anyone sees a probe
+    manifest = with_sampling(manifest, files)
     (root / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     for pid, f in files.items():
         d = root / pid
