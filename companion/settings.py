@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     # it takes tools), and how long a silence ends a session (declared settings hold for one).
     ix_source: str = Field(default="cells", description="what the IX selector reads (a registered ix_source)")
     tools: str = Field(default="auto", pattern="^(auto|on|off)$", description="offer IX and action tools to the model")
+    cite_notes: str = Field(default="auto", pattern="^(auto|on|off)$",
+                            description="quote the participant's statement when a recall answer does not name it")
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
     retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")

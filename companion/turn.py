@@ -23,7 +23,7 @@ from typing import Callable
 from companion import actions, gateway, prompts, trials
 from companion.settings import Settings
 from consent import records as consent
-from memory import derived, filememory, ix_state, messages, registry, traces
+from memory import derived, filememory, grounding, ix_state, messages, registry, traces
 from memory.context import TurnContext, TurnTime
 from memory.gates import Decision
 from memory.messages import Message
@@ -272,6 +272,15 @@ def _verbosity(selected: dict) -> str | None:
     return getattr(d, "setting", None)
 
 
+def _grounds(settings: Settings, path: str) -> bool:
+    """Whether a recall answer is checked for naming the participant's statement (memory.grounding):
+    `auto` for the embedded demo model (it often answers without naming what its notes say)."""
+    if settings.cite_notes == "auto":
+        return (path == "selector" and not settings.model_capable
+                and gateway.resolve(settings.model).startswith("local/"))
+    return settings.cite_notes == "on"
+
+
 def _path(settings: Settings) -> str:
     if settings.tools == "off":
         return "selector"
@@ -331,6 +340,12 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
                          **rendered.interaction, "faults": calls.faults}
+    if _grounds(settings, path):  # an answer about their past names what they said, or quotes it
+        line, checked = grounding.ground(ctx.text, rendered.shown, applied.items)
+        if checked:
+            trace.interaction["grounding"] = checked
+        if line:
+            rendered.shown = f"{rendered.shown.rstrip()}\n\n{line}"
     clock.lap("wrap")
     if not rendered.shown.strip():  # tool calls and nothing to show: a fault, like an empty reply
         trace.error("wrap", "the model called tools but gave nothing the participant could be shown")

@@ -1,0 +1,86 @@
+"""An answer about the participant's past names what they said, or quotes it (memory.grounding)."""
+
+from __future__ import annotations
+
+from companion.turn import turn
+from memory import grounding, messages
+from memory.retrievers import Hit
+
+LENA = "My sister Lena is coming to visit me next weekend and I'm really excited."
+
+
+def hit(text: str, sender: str = "user", dayid: str = "day1-2", score: float = 1.0) -> Hit:
+    return Hit(ordinal=2, dayid=dayid, sender=sender, text=text, score=score)
+
+
+def test_key_terms_are_the_names_and_numbers_the_question_does_not_already_hold():
+    assert grounding.key_terms(LENA, "who is coming to visit me next weekend?") == {"lena"}
+    assert grounding.key_terms("I sold the car for 3200 euros", "how much did I get for the car?") == {"3200"}
+    # no names: the content words the question does not hold
+    assert grounding.key_terms("my sister teaches piano", "what does my sister do?") == {"teaches", "piano"}
+
+
+def test_only_questions_about_the_past_are_checked():
+    assert grounding.asks_about_the_past("Remind me, who is coming to visit me next weekend?")
+    assert grounding.asks_about_the_past("what was my sister's name again?")
+    assert not grounding.asks_about_the_past("What's a good recipe for pasta?")
+    assert not grounding.asks_about_the_past("good morning!")
+
+
+def test_a_reply_that_names_the_fact_is_left_alone_and_one_that_does_not_gets_the_quote():
+    q = "Remind me, who is coming to visit me next weekend?"
+    line, info = grounding.ground(q, "Lena is coming, how lovely!", [hit(LENA)])
+    assert line is None and info["named"] == ["lena"]
+    line, info = grounding.ground(q, "Someone special is coming to see you!", [hit(LENA)])
+    assert line == f"You told me: \u201c{LENA}\u201d" and info["quoted"] and info["dayid"] == "day1-2"
+
+
+def test_only_the_participants_own_words_are_quoted():
+    q = "Remind me, who is coming to visit me next weekend?"
+    line, info = grounding.ground(q, "No idea!", [hit("Lena is coming, you said.", sender="companion")])
+    assert line is None and info == {"checked": True, "reason": "no statement of the participant's own was applied"}
+    # the statement that shares the question's words is the one quoted, not the newest
+    line, _ = grounding.ground(q, "No idea!", [hit(LENA, dayid="day1-2"), hit("I bought a red bike", dayid="day1-9")])
+    assert "Lena" in line and "bike" not in line
+
+
+def test_a_long_statement_is_shortened_at_a_word():
+    line = grounding.quote("word " * 60)
+    assert line.endswith("\u2026\u201d") and len(line) <= grounding.QUOTE_CHARS + len("You told me: \u201c\u201d")
+
+
+def _chat(store, ana, settings):
+    for t in ["Hi! I moved to Lisbon last month.", LENA, "What could we do on a rainy day?",
+              "Work was stressful today.", "Any tips for sleeping better?"]:
+        turn(store, ana, t, settings=settings)
+
+
+def test_through_the_turn_the_quote_is_shown_stored_and_traced(store, ana, settings):
+    # `auto` checks the embedded demo model only; `on` makes the echo model stand in for it
+    s = settings.model_copy(update={"model": "echo", "recent_window": 2, "gate": "always", "cite_notes": "on"})
+    _chat(store, ana, s)
+    r = turn(store, ana, "Remind me, who is coming to visit me next weekend?", settings=s)
+    # the echo model repeats the question and names no fact: the participant's words are quoted
+    assert r.shown.endswith(f"You told me: \u201c{LENA}\u201d")
+    assert messages.read(store, ana, 10**9)[-1].text == r.shown
+    assert r.trace.interaction["grounding"]["quoted"] and r.trace.interaction["grounding"]["terms"] == ["lena"]
+    r = turn(store, ana, "What's a good recipe for pasta?", settings=s)
+    assert "You told me" not in r.shown and "grounding" not in r.trace.interaction
+
+
+def test_switched_off_or_for_another_model_nothing_is_added(store, ana, settings):
+    s = settings.model_copy(update={"model": "echo", "recent_window": 2, "gate": "always"})
+    _chat(store, ana, s)
+    for off in ({"cite_notes": "off"}, {"cite_notes": "auto"}):
+        r = turn(store, ana, "Remind me, who is coming to visit me next weekend?", settings=s.model_copy(update=off))
+        assert "You told me" not in r.shown
+
+
+def test_auto_means_the_embedded_demo_model_on_the_selector_path():
+    from companion.settings import Settings
+    from companion.turn import _grounds
+
+    assert _grounds(Settings(model="local/smollm2-135m"), "selector")
+    assert not _grounds(Settings(model="local/smollm2-135m", model_capable=True), "selector")
+    assert not _grounds(Settings(model="echo"), "selector")
+    assert not _grounds(Settings(model="openai/gpt-4o-mini"), "model")
