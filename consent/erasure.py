@@ -173,8 +173,10 @@ def compact(store: Store, attempts: int = 50) -> tuple[bool, bool]:
 
 
 def delete_messages(store: Store, participant: str, dayids: list[str]) -> int:
-    """Delete messages through `memory.messages.delete` (log, vectors, index epoch) in one transaction."""
-    with store.transaction():
+    """Delete messages through `memory.messages.delete` (log, vectors, index epoch) in one transaction,
+    with the ratings of those replies (a retention sweep leaves no feedback on messages it removed)."""
+    with store.transaction() as conn:
         for d in dayids:
             messages_mod.delete(store, participant, d)
+        conn.executemany("DELETE FROM feedback WHERE participant=? AND dayid=?", [(participant, d) for d in dayids])
     return len(dayids)

@@ -86,3 +86,18 @@ def test_retention_job_is_schedulable(home, store, ana):
     assert job.id == retention.JOB_ID and job.trigger.interval == timedelta(hours=12)
     assert job.func is retention.job and job.args == (str(home), 5)
     assert retention.job(str(home), 5)["total"]["messages"] == 1
+
+
+def test_retention_sweep_takes_the_ratings_of_the_replies_it_removes(store, ana):
+    from memory import feedback
+
+    ts = datetime.now(timezone.utc) - timedelta(days=40)
+    old_q, old_reply = messages.append_many(store, ana, [
+        dict(sender="user", text="an old question", context="personal", ts=ts),
+        dict(sender="companion", text="an old reply", context="personal", ts=ts + timedelta(seconds=5))])
+    [new_reply] = messages.append_many(store, ana, [dict(sender="companion", text="a new reply", context="personal")])
+    feedback.record(store, ana, old_reply.dayid, "down", tag="misfit")
+    feedback.record(store, ana, new_reply.dayid, "up")
+    retention.sweep(store, older_than_days=30)
+    left = store.conn.execute("SELECT dayid FROM feedback WHERE participant=?", (ana,)).fetchall()
+    assert [r[0] for r in left] == [new_reply.dayid]
