@@ -50,12 +50,12 @@ def key_terms(note: str, question: str) -> set[str]:
 
 
 def best_note(items: list[Hit], question: str) -> Hit | None:
-    """The participant's own applied statement that shares most content words with the question."""
+    """The participant's own applied statement that shares most content words with the question;
+    None when none shares any (retrieval brought something, but not what this question is about)."""
     asked = {w.lower() for w in _words(question)} - STOPWORDS
-    own = [h for h in items if h.sender == "user"]
-    if not own:
-        return None
-    return max(own, key=lambda h: (len(asked & {w.lower() for w in _words(h.text)}), h.score))
+    own = [(len(asked & {w.lower() for w in _words(h.text)}), h.score, h) for h in items if h.sender == "user"]
+    shared, _, note = max(own, key=lambda x: x[:2], default=(0, 0.0, None))
+    return note if shared else None
 
 
 def quote(text: str) -> str:
@@ -71,7 +71,7 @@ def ground(question: str, reply: str, items: list[Hit]) -> tuple[str | None, dic
         return None, {}
     note = best_note(items, question)
     if note is None:
-        return None, {"checked": True, "reason": "no statement of the participant's own was applied"}
+        return None, {"checked": True, "reason": "no statement of the participant's own about this was applied"}
     terms = key_terms(note.text, question)
     said = {w.lower() for w in _words(reply)}
     named = sorted(terms & said)

@@ -38,7 +38,10 @@ def test_a_reply_that_names_the_fact_is_left_alone_and_one_that_does_not_gets_th
 def test_only_the_participants_own_words_are_quoted():
     q = "Remind me, who is coming to visit me next weekend?"
     line, info = grounding.ground(q, "No idea!", [hit("Lena is coming, you said.", sender="companion")])
-    assert line is None and info == {"checked": True, "reason": "no statement of the participant's own was applied"}
+    assert line is None and info == {"checked": True, "reason": "no statement of the participant's own about this was applied"}
+    # a question about their life that the applied statement has nothing to do with gets no quote
+    line, info = grounding.ground("any tips for sleeping better when my mind is racing?", "Try reading.", [hit(LENA)])
+    assert line is None and "quoted" not in info
     # the statement that shares the question's words is the one quoted, not the newest
     line, _ = grounding.ground(q, "No idea!", [hit(LENA, dayid="day1-2"), hit("I bought a red bike", dayid="day1-9")])
     assert "Lena" in line and "bike" not in line
