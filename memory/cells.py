@@ -137,15 +137,13 @@ def history(store: Store, participant: str, context: str, attribute: str) -> lis
 
 def delete(store: Store, participant: str, cell_id: int) -> None:
     """Gone everywhere, tombstoned by (source dayid, attribute=setting)."""
-    from memory import filememory
-
     with store.transaction() as conn:
         r = conn.execute("SELECT * FROM memory_cells WHERE participant=? AND id=?", (participant, cell_id)).fetchone()
         if r is None:
             raise StoreError(f"no preference cell {cell_id} for participant {participant!r}")
         kt = key_text(r["context"], r["attribute"], r["setting"])
         derived.tombstone(conn, participant, [s[0] for s in json.loads(r["sources"])], kt)
-        filememory.purge_origin(conn, participant, f"cell:{cell_id}")
+        derived.item_deleted(conn, participant, f"cell:{cell_id}")
         conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='cell' AND item_id=?",
                      (participant, cell_id))
         conn.execute("UPDATE memory_cells SET superseded_by=NULL WHERE participant=? AND superseded_by=?",

@@ -147,25 +147,14 @@ def edit(store: Store, participant: str, claim_id: int, text: str) -> Claim:
             conn.execute("UPDATE memory_claims SET slot=? WHERE id=?", (slot, claim_id))
     new, _ = add(store, participant, text=text, category=c.category, sources=src, context=c.context,
                  slot=slot, confidence=1.0, verdict="supported", origin="manual")
-    from memory import filememory
-
-    line = filememory.line_for_origin(store, participant, f"claim:{claim_id}")
-    try:
-        if line is not None:
-            filememory.replace(store, participant, line.id, text, origin=f"claim:{new.id}", at=new.valid_from)
-        else:
-            filememory.add(store, participant, c.context, text, sources=src, origin=f"claim:{new.id}",
-                           at=new.valid_from)
-    except StoreError:  # over budget: the claim holds; the file keeps its line (logged)
-        pass
+    derived.item_edited(store, participant, f"claim:{claim_id}", f"claim:{new.id}", c.context, text, src,
+                        new.valid_from)
     return new
 
 
 def delete(store: Store, participant: str, claim_id: int) -> None:
     """Gone everywhere: the row, its file-memory lines (in every version), its log; tombstoned
     by (source dayid, normalized text) so the same messages never yield it again."""
-    from memory import filememory
-
     with store.transaction() as conn:
         r = conn.execute("SELECT * FROM memory_claims WHERE participant=? AND id=?",
                          (participant, claim_id)).fetchone()
@@ -175,7 +164,7 @@ def delete(store: Store, participant: str, claim_id: int) -> None:
         derived.tombstone(conn, participant, dayids, r["text"])
         if r["slot"]:  # any wording of this slot from these messages (a model may rephrase)
             derived.tombstone(conn, participant, dayids, f"slot:{r['slot']}")
-        filememory.purge_origin(conn, participant, f"claim:{claim_id}")
+        derived.item_deleted(conn, participant, f"claim:{claim_id}")
         derived.forget_text(conn, participant, r["text"])
         conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='claim' AND item_id=?",
                      (participant, claim_id))

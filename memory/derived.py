@@ -153,3 +153,31 @@ def note_injected(store: Store, participant: str, ordinal: int, texts: list[str]
 def injected_before(store: Store, participant: str, ordinal: int) -> list[str]:
     return [r[0] for r in store.conn.execute(
         "SELECT DISTINCT text FROM memory_injected WHERE participant=? AND ordinal<=?", (participant, ordinal))]
+
+
+# File memory keeps lines that follow claims and cells. It registers here rather than being
+# imported by the items' modules (which would make a cycle: file memory deletes items too).
+# Deletion hooks run inside the deleting transaction: (conn, participant, origin).
+# Edit hooks run after the new item is stored: (store, participant, old_origin, new_origin,
+# scope, text, sources, at).
+on_deleted: list = []
+on_edited: list = []
+
+
+def follow(deleted=None, edited=None) -> None:
+    """Register a follower of item changes (idempotent, so a module reload does not double it)."""
+    for hooks, fn in ((on_deleted, deleted), (on_edited, edited)):
+        if fn is not None and all(getattr(h, "__qualname__", h) != fn.__qualname__
+                                  or getattr(h, "__module__", None) != fn.__module__ for h in hooks):
+            hooks.append(fn)
+
+
+def item_deleted(conn, participant: str, origin: str) -> None:
+    for fn in on_deleted:
+        fn(conn, participant, origin)
+
+
+def item_edited(store: Store, participant: str, old_origin: str, new_origin: str, scope: str, text: str,
+                sources: list, at: int) -> None:
+    for fn in on_edited:
+        fn(store, participant, old_origin, new_origin, scope, text, sources, at)
