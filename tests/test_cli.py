@@ -117,10 +117,10 @@ def test_plugins_columns_never_run_together(home):
 
 
 def test_interactive_chat_leaves_on_quit_and_exit(home, monkeypatch):
-    from companion import cli
+    from companion.cli import chat
 
     run("consent", "accept", "-p", "ana")
-    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setattr(chat, "_is_terminal", lambda: True)
     for word in ("quit", "exit", "  Quit "):
         r = run("chat", "-p", "ana", "--model", "echo", input=f"hello\n{word}\nnot sent\n")
         assert r.exit_code == 0
@@ -129,7 +129,7 @@ def test_interactive_chat_leaves_on_quit_and_exit(home, monkeypatch):
 
 
 def test_scripted_chat_is_one_reply_a_line_even_with_paragraphs_and_actions(home, install_plugin):
-    from companion.cli import one_line
+    from companion.cli.chat import one_line
 
     install_plugin("para-model", {"companion.models": {"paras": "tests.plugins.models:Paragraphs"}})
     run("consent", "accept", "-p", "ana")
