@@ -166,6 +166,7 @@ class ModelExtractor:
     """A model proposes; the same verification decides. `complete(messages) -> str` is injected."""
 
     name = "model"
+    needs_model = True
 
     def __init__(self, complete: Callable[[list[dict]], str], prompt: str = PROMPT_VERSION, batch: int = 20):
         self.complete, self.prompt, self.batch = complete, prompt, batch
@@ -228,6 +229,29 @@ class Combined:
             out += [p for p in e.propose(msgs)
                     if not (p.kind == "claim" and p.slot and any((d, p.slot) in taken for d in p.source_dayids))]
         return out
+
+
+class RuleAndModel(Combined):
+    """The rules, then a capable model through `complete` (what background consolidation runs
+    when the model is marked capable)."""
+
+    needs_model = True
+
+    def __init__(self, complete: Callable[[list[dict]], str], prompt: str = "extract-v2"):
+        super().__init__(RuleExtractor(), ModelExtractor(complete, prompt=prompt))
+
+
+def build(name: str, complete: Callable[[list[dict]], str] | None = None):
+    """The registered extractor NAME (memory.registry kind "extractor"); one that asks a model
+    (`needs_model`) is given `complete(messages) -> str`."""
+    from memory import registry
+
+    factory = registry.get("extractor", name)
+    if not getattr(factory, "needs_model", False):
+        return factory()
+    if complete is None:
+        raise ValueError(f"extractor {name!r} asks a model: give it a complete(messages) function")
+    return factory(complete)
 
 
 def _model_persona(d: dict, src: list[str], extractor: str) -> Proposal:

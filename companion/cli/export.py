@@ -30,7 +30,6 @@ from memory.store import StoreError
 def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, reissue, show_ledger,
                recalls, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
-    import companion.release_sources  # noqa: F401  (profile.jsonl and persona.json from derived memory)
     from consent import export as exporter
     from consent import ledger
 

@@ -21,23 +21,27 @@ def memory_group():
 
 
 def extractor_options(fn):
-    fn = click.option("--extractor", type=click.Choice(["rule", "model"]), default="rule", show_default=True,
-                      help="rule: explicit first-person statements, no model; model: a capable model proposes "
-                           "(prompt as versioned data), the same verification decides.")(fn)
+    from companion.settings import DEFAULT_EXTRACTOR
+
+    fn = click.option("--extractor", default=DEFAULT_EXTRACTOR, show_default=True,
+                      help="A registered extractor (see `companion plugins`): rule: explicit first-person "
+                           "statements, no model; model: a capable model proposes (prompt as versioned data), "
+                           "the same verification decides; combined: the rules, then the model.")(fn)
     return click.option("--model", "extract_model", default=None,
-                        help="The model of --extractor model (any litellm string; default: the configured model).")(fn)
+                        help="The model of an extractor that asks one (any litellm string; default: the "
+                             "configured model).")(fn)
 
 
-def _extractor(kind: str, model: str | None, settings):
+def _extractor(name: str, model: str | None, settings):
+    from companion import gateway
     from memory import extract
 
-    if kind == "rule":
-        return extract.RuleExtractor()
-    from companion import gateway
-
     model = model or settings.model
-    return extract.ModelExtractor(lambda msgs: gateway.complete(model, msgs, timeout=settings.timeout,
-                                                                max_tokens=600, retries=settings.retries).text)
+    try:
+        return extract.build(name, lambda msgs: gateway.complete(model, msgs, timeout=settings.timeout,
+                                                                 max_tokens=600, retries=settings.retries).text)
+    except LookupError as e:
+        fail(str(e))
 
 
 @memory_group.command("consolidate")

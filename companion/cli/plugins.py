@@ -10,10 +10,11 @@ from companion.cli.base import common, main
 @main.command()
 @common
 def plugins(settings):
-    """Every registered gate, retriever, policy and model backend, by name."""
+    """Every registered gate, retriever, policy, model backend, IX source, extractor, reader and
+    export source, by name (commands are in --help)."""
     from memory import registry
 
-    kinds = ("gate", "retriever", "policy", "model")
+    kinds = ("gate", "retriever", "policy", "model", "ix_source", "extractor", "reader", "export_source")
     names = {kind: registry.names(kind) for kind in kinds}
     # One width for every section, from the longest name, so a name never runs into its description.
     width = max(len(n) for ns in names.values() for n in ns) + 2
