@@ -12,7 +12,8 @@ from companion.cli.access import check_participant, check_researcher, guarded
 from companion.cli.base import common, fail, known_participant, main, open_store, plugin_options, with_plugins
 
 # The command groups: importing a module attaches its commands to `main`.
-from companion.cli import actions, bench, chat, consent, export, logs, memory, plugins, researcher, serve, trial  # noqa: E402,F401,I001
+from companion.cli import (  # noqa: E402,F401,I001
+    actions, bench, chat, consent, export, logs, memory, plugins, researcher, serve, trial)
 
 __all__ = ["check_participant", "check_researcher", "common", "fail", "guarded", "known_participant", "main",
            "open_store", "plugin_options", "with_plugins"]
