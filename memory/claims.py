@@ -126,3 +126,13 @@ def delete(store: Store, participant: str, claim_id: int) -> None:
         derived.item_deleted(conn, participant, f"claim:{claim_id}")
         derived.forget_text(conn, participant, r["text"])
         ITEMS.drop(conn, participant, claim_id)
+
+
+def profile_rows(store: Store, participant: str) -> list[dict]:
+    """profile.jsonl rows (docs/FORMAT.md), superseded claims included with their valid_to."""
+    out = []
+    for c in all_(store, participant):
+        out.append({"id": f"c{c.id:04d}", "text": c.text, "category": c.category, "confidence": c.confidence,
+                    "valid_from": c.from_dayid, "valid_to": c.to_dayid, "source_dayids": c.source_dayids,
+                    "verdict": c.verdict})
+    return out
