@@ -123,7 +123,7 @@ def delete(store: Store, participant: str, claim_id: int) -> None:
         derived.tombstone(conn, participant, dayids, r["text"])
         if r["slot"]:  # any wording of this slot from these messages (a model may rephrase)
             derived.tombstone(conn, participant, dayids, f"slot:{r['slot']}")
-        derived.item_deleted(conn, participant, f"claim:{claim_id}")
+        derived.item_deleted(conn, participant, f"claim:{claim_id}")  # file memory drops its lines
         derived.forget_text(conn, participant, r["text"])
         ITEMS.drop(conn, participant, claim_id)
 

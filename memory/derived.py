@@ -241,11 +241,13 @@ on_edited: list = []
 
 
 def follow(deleted=None, edited=None) -> None:
-    """Register a follower of item changes (idempotent, so a module reload does not double it)."""
+    """Register a follower of item changes, once per function (a module reload does not double it)."""
+    def key(fn):
+        return fn.__module__, fn.__qualname__
+
     for hooks, fn in ((on_deleted, deleted), (on_edited, edited)):
-        if fn is not None and all(getattr(h, "__qualname__", h) != fn.__qualname__
-                                  or getattr(h, "__module__", None) != fn.__module__ for h in hooks):
-            hooks.append(fn)
+        if fn is not None:
+            hooks[:] = [h for h in hooks if key(h) != key(fn)] + [fn]
 
 
 def item_deleted(conn, participant: str, origin: str) -> None:
