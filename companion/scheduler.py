@@ -179,14 +179,15 @@ def due_for_consolidation(store: Store, participant: str, idle_minutes: float, e
 def extractor_for(model: str | None, capable: bool, timeout: float = 120.0):
     """The rules alone, or the rules and the model when it is marked capable (never the
     embedded demo model, local/...)."""
+    from companion.settings import CAPABLE_EXTRACTOR, DEFAULT_EXTRACTOR
     from memory import extract
 
     if not (capable and model) or model.startswith("local/"):
-        return extract.RuleExtractor()
+        return extract.build(DEFAULT_EXTRACTOR)
     from companion import gateway
 
-    return extract.Combined(extract.RuleExtractor(), extract.ModelExtractor(
-        lambda msgs: gateway.complete(model, msgs, timeout=timeout, max_tokens=600).text, prompt="extract-v2"))
+    return extract.build(CAPABLE_EXTRACTOR,
+                         lambda msgs: gateway.complete(model, msgs, timeout=timeout, max_tokens=600).text)
 
 
 def consolidate_all(store: Store, idle_minutes: float | None = None, every: int | None = None,

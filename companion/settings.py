@@ -7,7 +7,15 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# The defaults of every registered kind the app chooses by name (memory.registry); the Settings
+# fields below default to these, and commands that take a kind default to them too.
 DEFAULT_MODEL = "local/smollm2-135m"
+DEFAULT_GATE = "learned"  # best on validation it was not trained on (README, "Gates")
+DEFAULT_RETRIEVER = "hybrid"
+DEFAULT_POLICY = "earlier_turns"
+DEFAULT_IX_SOURCE = "cells"
+DEFAULT_EXTRACTOR = "rule"  # `companion memory consolidate/rebuild`, and background consolidation
+CAPABLE_EXTRACTOR = "combined"  # background consolidation when the model is marked capable
 
 
 class Settings(BaseSettings):
@@ -15,9 +23,9 @@ class Settings(BaseSettings):
 
     home: Path = Field(default=Path("~/.companion"), description="data directory (env COMPANION_HOME)")
     model: str = Field(default=DEFAULT_MODEL, description="any litellm model string, or echo")
-    gate: str = "learned"  # best on validation it was not trained on (README, "Gates")
-    retriever: str = "hybrid"
-    policy: str = "earlier_turns"
+    gate: str = DEFAULT_GATE
+    retriever: str = DEFAULT_RETRIEVER
+    policy: str = DEFAULT_POLICY
     # Params by kind and plugin name, e.g. COMPANION_PARAMS='{"gate": {"lexical":
     # {"threshold": 0.3}}, "retriever": {"hybrid": {"recipe": "dense_heavy"}}}'.
     params: dict[str, dict] = Field(default_factory=dict)
@@ -38,7 +46,7 @@ class Settings(BaseSettings):
     # The IX Wrapper: what the selector reads when the model declares no setting (a registered
     # ix_source: none | cells | file | retrieval | oracle built in), whether the model is offered IX and action tools (auto: when
     # it takes tools), and how long a silence ends a session (declared settings hold for one).
-    ix_source: str = Field(default="cells", description="what the IX selector reads (a registered ix_source)")
+    ix_source: str = Field(default=DEFAULT_IX_SOURCE, description="what the IX selector reads (a registered ix_source)")
     tools: str = Field(default="auto", pattern="^(auto|on|off)$", description="offer IX and action tools to the model")
     cite_notes: str = Field(default="auto", pattern="^(auto|on|off)$",
                             description="quote the participant's statement when a recall answer does not name it")

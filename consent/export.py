@@ -4,7 +4,7 @@
 `export` scope:
 - `manifest.json` (format, version, recent_window, participants U01.., counts, release id, seed),
 - `Uxx/conversation.jsonl`: every message in order, dayids kept, text pseudonymized,
-- `Uxx/profile.jsonl`, `Uxx/persona.json`: from registered profile sources (`profile_source`),
+- `Uxx/profile.jsonl`, `Uxx/persona.json`: from the registered export sources (`profile_sources`),
   text under the same surrogates,
 - `Uxx/chat_gold.jsonl`: chat-probe candidates: a proportional random sample of the
   participant's messages drawn blind to need (seeded; `annotation: "pending"`, not scoreable
@@ -52,7 +52,7 @@ from typing import Callable
 
 from consent import audit, ledger, recognizers, records
 from consent.pseudonymize import Pseudonymizer, _norm, learned_terms, read_deny_list, stated_terms
-from memory import messages, participants
+from memory import messages, participants, registry
 from memory.store import Store, StoreError
 
 FORMAT = "companion-benchmark"
@@ -60,14 +60,11 @@ VERSION = 1
 MANIFEST, CONVERSATION, PROFILE, PERSONA, CHAT_GOLD, QA = (
     "manifest.json", "conversation.jsonl", "profile.jsonl", "persona.json", "chat_gold.jsonl", "qa.jsonl")
 
-# fn(store, participant) -> (claims: list[dict], persona: dict | None), claims in the
-# profile.jsonl shape with dayids of the participant. Memory work registers its claims here.
-_PROFILE_SOURCES: list[Callable] = []
-
-
-def profile_source(fn: Callable) -> Callable:
-    _PROFILE_SOURCES.append(fn)
-    return fn
+def profile_sources() -> list[Callable]:
+    """What a release carries beside the conversation: the registry's `export_source` kind, each
+    fn(store, participant) -> (claims: list[dict], persona: dict | None), claims in the
+    profile.jsonl shape with dayids of the participant (built in: companion.release_sources)."""
+    return [registry.get("export_source", name) for name in registry.names("export_source")]
 
 
 class ReleaseRefused(Exception):
@@ -195,7 +192,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     for p in chosen:
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
-        for src in _PROFILE_SOURCES:
+        for src in profile_sources():
             c, pe = src(store, p)
             claims += list(c or [])
             persona = pe if pe is not None else persona

@@ -43,7 +43,7 @@ def preferences_cmd(suite_path, conditions, repeats, out, model, simulator, judg
                     progress, settings):
     """Replay a preference probe suite on-policy through the turn and report PSA, CS, PET,
     carry-over, BRS and PRS (docs/METRICS.md, "Interaction preferences")."""
-    from eval import preferences, prefsuite
+    from eval import prefreport, prefsuite
 
     if lint_only:
         try:
@@ -70,10 +70,10 @@ def preferences_cmd(suite_path, conditions, repeats, out, model, simulator, judg
     if model:
         settings = settings.model_copy(update={"model": model})
     try:
-        doc = preferences.run(Path(suite_path) if suite_path else None, list(conditions), Path(out), settings,
-                              repeats=repeats, simulator=simulator, judge=judge,
-                              work=Path(work) if work else None, seed=seed, oracle_row=oracle_row,
-                              progress=progress, command=_command())
+        doc = prefreport.run(Path(suite_path) if suite_path else None, list(conditions), Path(out), settings,
+                             repeats=repeats, simulator=simulator, judge=judge,
+                             work=Path(work) if work else None, seed=seed, oracle_row=oracle_row,
+                             progress=progress, command=_command())
     except (prefsuite.SuiteError, ValueError, FileExistsError) as e:
         fail(str(e))
     for m in doc["metrics"]:

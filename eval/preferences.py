@@ -433,51 +433,5 @@ def metrics(run: ConditionRun, seed: int = 0) -> list[Metric]:
     return out
 
 
-# ---------------------------------------------------------------- the command
-
-
-def run(suite_path: Path | None, conditions: list[str], out: Path, settings, repeats: int = 1,
-        simulator: str | None = None, judge: str | None = None, work: Path | None = None, seed: int = 0,
-        oracle_row: bool = True, progress: bool = True, command: str = "") -> dict:
-    from eval import prefreport
-
-    suite, sha = prefsuite.load(suite_path)
-    lint = prefsuite.lint(suite)
-    conds = list(dict.fromkeys(conditions))
-    for c in conds:
-        if c not in CONDITIONS:
-            raise ValueError(f"unknown condition {c!r}; conditions: {list(CONDITIONS)}")
-    if oracle_row and "oracle" not in conds:
-        conds.append("oracle")
-    warnings = []
-    if settings.session_gap_minutes > suite.session_gap_minutes:
-        warnings.append(f"the companion's session gap ({settings.session_gap_minutes:g} min) is longer than the "
-                        f"suite's ({suite.session_gap_minutes:g} min): probes and sessions may continue an earlier "
-                        "session")
-    judge_ = prefsuite.Judge(judge, settings.timeout) if judge else None
-    tmp = None
-    if work is None:
-        tmp = Path(tempfile.mkdtemp(prefix="companion-prefs-"))
-        work = tmp
-    elif work.exists() and any(work.iterdir()):
-        raise FileExistsError(f"{work} is not empty: the replay starts every store afresh")
-    try:
-        runs = [replay(suite, c, settings, work / c, repeats, simulator, judge_, progress) for c in conds]
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-    header = {
-        "command": command,
-        "suite": {"path": str(suite_path or prefsuite.DEFAULT_SUITE), "name": suite.name, "version": suite.version,
-                  "sha256": sha, "format": suite.format, "inventory": suite.inventory,
-                  "personas": [p.id for p in suite.personas], "lint": lint.problems, "coverage": lint.coverage},
-        "model": settings.model, "repeats": repeats, "seed": seed,
-        "simulator": simulator or "scripted", "judge": judge,
-        "arm": {"gate": settings.gate, "retriever": settings.retriever, "policy": settings.policy},
-        "warnings": warnings,
-    }
-    return prefreport.write(out, header, suite, runs, seed)
-
-
 def outcome_rows(run: ConditionRun) -> list[dict]:
     return [{"condition": run.condition, **asdict(o)} for o in run.outcomes]

@@ -1,4 +1,5 @@
-"""The interaction-preference report: report.md, report.json, outcomes.jsonl and PNG plots.
+"""The interaction-preference report: `run` replays the suite (eval.preferences) and writes
+report.md, report.json, outcomes.jsonl and PNG plots.
 
 Reporting rules of docs/METRICS.md: every number with its n and interval, the random row
 (exact expectation over the suite's units) and the oracle row present, the command and the
@@ -8,13 +9,15 @@ versions of suite and code at the top, a missing number shown as missing with it
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 from eval import prefsuite, report
 from eval.report import _table
 from eval.metrics import Metric
-from eval.preferences import CONDITION_TITLES, ConditionRun, metrics, outcome_rows, random_baseline
+from eval.preferences import CONDITION_TITLES, CONDITIONS, ConditionRun, metrics, outcome_rows, random_baseline, replay
 from wrapper import inventory
 
 NAMES = {"psa": "PSA", "cs": "CS", "pet": "PET", "carry_over": "carry-over", "brs": "BRS", "prs": "PRS"}
@@ -226,3 +229,47 @@ def write(out: Path, header: dict, suite: prefsuite.Suite, runs: list[ConditionR
     md += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     (out / "report.md").write_text("\n".join(md))
     return doc
+
+
+# ---------------------------------------------------------------- the command: replay, then write
+
+
+def run(suite_path: Path | None, conditions: list[str], out: Path, settings, repeats: int = 1,
+        simulator: str | None = None, judge: str | None = None, work: Path | None = None, seed: int = 0,
+        oracle_row: bool = True, progress: bool = True, command: str = "") -> dict:
+    suite, sha = prefsuite.load(suite_path)
+    lint = prefsuite.lint(suite)
+    conds = list(dict.fromkeys(conditions))
+    for c in conds:
+        if c not in CONDITIONS:
+            raise ValueError(f"unknown condition {c!r}; conditions: {list(CONDITIONS)}")
+    if oracle_row and "oracle" not in conds:
+        conds.append("oracle")
+    warnings = []
+    if settings.session_gap_minutes > suite.session_gap_minutes:
+        warnings.append(f"the companion's session gap ({settings.session_gap_minutes:g} min) is longer than the "
+                        f"suite's ({suite.session_gap_minutes:g} min): probes and sessions may continue an earlier "
+                        "session")
+    judge_ = prefsuite.Judge(judge, settings.timeout) if judge else None
+    tmp = None
+    if work is None:
+        tmp = Path(tempfile.mkdtemp(prefix="companion-prefs-"))
+        work = tmp
+    elif work.exists() and any(work.iterdir()):
+        raise FileExistsError(f"{work} is not empty: the replay starts every store afresh")
+    try:
+        runs = [replay(suite, c, settings, work / c, repeats, simulator, judge_, progress) for c in conds]
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    header = {
+        "command": command,
+        "suite": {"path": str(suite_path or prefsuite.DEFAULT_SUITE), "name": suite.name, "version": suite.version,
+                  "sha256": sha, "format": suite.format, "inventory": suite.inventory,
+                  "personas": [p.id for p in suite.personas], "lint": lint.problems, "coverage": lint.coverage},
+        "model": settings.model, "repeats": repeats, "seed": seed,
+        "simulator": simulator or "scripted", "judge": judge,
+        "arm": {"gate": settings.gate, "retriever": settings.retriever, "policy": settings.policy},
+        "warnings": warnings,
+    }
+    return write(out, header, suite, runs, seed)

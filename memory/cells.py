@@ -9,31 +9,18 @@ those of memory.ix_attributes (data the IX inventory can adopt). Timing: memory.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from memory import derived, ix_attributes
 from memory.store import Store, StoreError
 
 
-@dataclass(frozen=True)
-class Cell:
-    id: int
+@dataclass(frozen=True, kw_only=True)
+class Cell(derived.Item):
     context: str
     attribute: str
     setting: str
     evidence: str
-    source_dayids: list[str]
-    valid_from: int
-    valid_to: int | None
-    from_dayid: str
-    to_dayid: str | None
-    status: str
-    verdict: str
-    superseded_by: int | None
-    origin: str
-
-    def public(self) -> dict:
-        return asdict(self)
 
     @property
     def text(self) -> str:
@@ -42,11 +29,11 @@ class Cell:
 
 def _row(r, as_of: int | None = None) -> Cell:
     src = derived.sources_as_of(r["sources"], as_of)
-    now_then = as_of is not None and (r["valid_to"] is None or as_of <= r["valid_to"])
-    return Cell(r["id"], r["context"], r["attribute"], r["setting"], r["evidence"], [s[0] for s in src],
-                r["valid_from"], None if now_then else r["valid_to"], r["from_dayid"],
-                None if now_then else r["to_dayid"], "current" if now_then else r["status"], r["verdict"],
-                None if now_then else r["superseded_by"], r["origin"])
+    return Cell(**derived.provenance(r, as_of, [s[0] for s in src]), context=r["context"],
+                attribute=r["attribute"], setting=r["setting"], evidence=r["evidence"])
+
+
+ITEMS = derived.Items("memory_cells", "cell", "preference cell", _row, order="context, attribute, valid_from, id")
 
 
 def key_text(context: str, attribute: str, setting: str) -> str:
@@ -118,17 +105,7 @@ def settings_for(store: Store, participant: str, context: str, as_of: int | None
     return {c.attribute: c.setting for c in current(store, participant, context, as_of)}
 
 
-def all_(store: Store, participant: str) -> list[Cell]:
-    rows = store.conn.execute("SELECT * FROM memory_cells WHERE participant=? ORDER BY context, attribute, valid_from, id",
-                              (participant,)).fetchall()
-    return [_row(r) for r in rows]
-
-
-def get(store: Store, participant: str, cell_id: int) -> Cell:
-    r = store.conn.execute("SELECT * FROM memory_cells WHERE participant=? AND id=?", (participant, cell_id)).fetchone()
-    if r is None:
-        raise StoreError(f"no preference cell {cell_id} for participant {participant!r}")
-    return _row(r)
+all_, get = ITEMS.all_, ITEMS.get
 
 
 def history(store: Store, participant: str, context: str, attribute: str) -> list[Cell]:
@@ -137,17 +114,9 @@ def history(store: Store, participant: str, context: str, attribute: str) -> lis
 
 def delete(store: Store, participant: str, cell_id: int) -> None:
     """Gone everywhere, tombstoned by (source dayid, attribute=setting)."""
-    from memory import filememory
-
     with store.transaction() as conn:
-        r = conn.execute("SELECT * FROM memory_cells WHERE participant=? AND id=?", (participant, cell_id)).fetchone()
-        if r is None:
-            raise StoreError(f"no preference cell {cell_id} for participant {participant!r}")
+        r = ITEMS.stored(conn, participant, cell_id)
         kt = key_text(r["context"], r["attribute"], r["setting"])
         derived.tombstone(conn, participant, [s[0] for s in json.loads(r["sources"])], kt)
-        filememory.purge_origin(conn, participant, f"cell:{cell_id}")
-        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='cell' AND item_id=?",
-                     (participant, cell_id))
-        conn.execute("UPDATE memory_cells SET superseded_by=NULL WHERE participant=? AND superseded_by=?",
-                     (participant, cell_id))
-        conn.execute("DELETE FROM memory_cells WHERE id=?", (cell_id,))
+        derived.item_deleted(conn, participant, f"cell:{cell_id}")
+        ITEMS.drop(conn, participant, cell_id)

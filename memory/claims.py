@@ -10,7 +10,7 @@ by normalized text. Timing rules: see memory.derived.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from memory import derived
 from memory.store import Store, StoreError
@@ -18,42 +18,22 @@ from memory.store import Store, StoreError
 VERDICTS = ("supported", "repairable", "unsupported", "pending", "pruned_supported", "undetermined")
 
 
-@dataclass(frozen=True)
-class Claim:
-    id: int
+@dataclass(frozen=True, kw_only=True)
+class Claim(derived.Item):
     slot: str | None
     text: str
     category: str
     confidence: float
     context: str
-    source_dayids: list[str]
-    valid_from: int
-    valid_to: int | None
-    from_dayid: str
-    to_dayid: str | None
-    status: str
-    verdict: str
-    superseded_by: int | None
-    origin: str
-
-    def public(self) -> dict:
-        return asdict(self)
 
 
 def _row(r, as_of: int | None = None) -> Claim:
     src = derived.sources_as_of(r["sources"], as_of)
-    current_then = as_of is not None and (r["valid_to"] is None or as_of <= r["valid_to"])
-    return Claim(
-        r["id"], r["slot"], r["text"], r["category"], r["confidence"], r["context"], [s[0] for s in src],
-        r["valid_from"],
-        None if current_then else r["valid_to"],
-        r["from_dayid"],
-        None if current_then else r["to_dayid"],
-        "current" if current_then else r["status"],
-        r["verdict"],
-        None if current_then else r["superseded_by"],
-        r["origin"],
-    )
+    return Claim(**derived.provenance(r, as_of, [s[0] for s in src]), slot=r["slot"], text=r["text"],
+                 category=r["category"], confidence=r["confidence"], context=r["context"])
+
+
+ITEMS = derived.Items("memory_claims", "claim", "claim", _row)
 
 
 def add(store: Store, participant: str, *, text: str, category: str, sources: list[tuple[str, int]],
@@ -108,30 +88,12 @@ def add(store: Store, participant: str, *, text: str, category: str, sources: li
     return _row(r), action
 
 
-def current(store: Store, participant: str, as_of: int | None = None) -> list[Claim]:
-    """Claims that hold at the bound (None: now), oldest first."""
-    return [_row(r, as_of) for r in derived.current_rows(store, "memory_claims", participant, as_of)]
-
-
-def all_(store: Store, participant: str, as_of: int | None = None) -> list[Claim]:
-    """Every claim, superseded ones too (as of a bound: only those that existed before it)."""
-    return [_row(r, as_of) for r in derived.all_rows(store, "memory_claims", participant, as_of)]
-
-
-def get(store: Store, participant: str, claim_id: int) -> Claim:
-    r = store.conn.execute("SELECT * FROM memory_claims WHERE participant=? AND id=?",
-                           (participant, claim_id)).fetchone()
-    if r is None:
-        raise StoreError(f"no claim {claim_id} for participant {participant!r}")
-    return _row(r)
+current, all_, get = ITEMS.current, ITEMS.all_, ITEMS.get
 
 
 def history(store: Store, participant: str, claim_id: int) -> dict:
     """The claim, the values its slot held before and after it, and its event log."""
-    c = get(store, participant, claim_id)
-    chain = [x for x in all_(store, participant) if (c.slot and x.slot == c.slot) or x.id == c.id]
-    return {"claim": c.public(), "slot_history": [x.public() for x in chain],
-            "events": derived.events(store, participant, "claim", claim_id)}
+    return ITEMS.history(store, participant, claim_id, lambda c, x: bool(c.slot) and x.slot == c.slot, "claim")
 
 
 def edit(store: Store, participant: str, claim_id: int, text: str) -> Claim:
@@ -147,38 +109,30 @@ def edit(store: Store, participant: str, claim_id: int, text: str) -> Claim:
             conn.execute("UPDATE memory_claims SET slot=? WHERE id=?", (slot, claim_id))
     new, _ = add(store, participant, text=text, category=c.category, sources=src, context=c.context,
                  slot=slot, confidence=1.0, verdict="supported", origin="manual")
-    from memory import filememory
-
-    line = filememory.line_for_origin(store, participant, f"claim:{claim_id}")
-    try:
-        if line is not None:
-            filememory.replace(store, participant, line.id, text, origin=f"claim:{new.id}", at=new.valid_from)
-        else:
-            filememory.add(store, participant, c.context, text, sources=src, origin=f"claim:{new.id}",
-                           at=new.valid_from)
-    except StoreError:  # over budget: the claim holds; the file keeps its line (logged)
-        pass
+    derived.item_edited(store, participant, f"claim:{claim_id}", f"claim:{new.id}", c.context, text, src,
+                        new.valid_from)
     return new
 
 
 def delete(store: Store, participant: str, claim_id: int) -> None:
     """Gone everywhere: the row, its file-memory lines (in every version), its log; tombstoned
     by (source dayid, normalized text) so the same messages never yield it again."""
-    from memory import filememory
-
     with store.transaction() as conn:
-        r = conn.execute("SELECT * FROM memory_claims WHERE participant=? AND id=?",
-                         (participant, claim_id)).fetchone()
-        if r is None:
-            raise StoreError(f"no claim {claim_id} for participant {participant!r}")
+        r = ITEMS.stored(conn, participant, claim_id)
         dayids = [s[0] for s in json.loads(r["sources"])]
         derived.tombstone(conn, participant, dayids, r["text"])
         if r["slot"]:  # any wording of this slot from these messages (a model may rephrase)
             derived.tombstone(conn, participant, dayids, f"slot:{r['slot']}")
-        filememory.purge_origin(conn, participant, f"claim:{claim_id}")
+        derived.item_deleted(conn, participant, f"claim:{claim_id}")  # file memory drops its lines
         derived.forget_text(conn, participant, r["text"])
-        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='claim' AND item_id=?",
-                     (participant, claim_id))
-        conn.execute("UPDATE memory_claims SET superseded_by=NULL WHERE participant=? AND superseded_by=?",
-                     (participant, claim_id))
-        conn.execute("DELETE FROM memory_claims WHERE id=?", (claim_id,))
+        ITEMS.drop(conn, participant, claim_id)
+
+
+def profile_rows(store: Store, participant: str) -> list[dict]:
+    """profile.jsonl rows (docs/FORMAT.md), superseded claims included with their valid_to."""
+    out = []
+    for c in all_(store, participant):
+        out.append({"id": f"c{c.id:04d}", "text": c.text, "category": c.category, "confidence": c.confidence,
+                    "valid_from": c.from_dayid, "valid_to": c.to_dayid, "source_dayids": c.source_dayids,
+                    "verdict": c.verdict})
+    return out

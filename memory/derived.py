@@ -1,4 +1,6 @@
-"""Shared pieces of derived memory (claims, preference cells, file memory).
+"""Shared pieces of derived memory (claims, preference cells, persona, file memory), and the
+base of the three derived items: `Item` (provenance and validity fields) and `Items` (the reads
+and the deletion every item table shares: current, all_, get, history, drop).
 
 Time: an item derived from the message at ordinal `o` exists from `o` on, i.e. it is visible
 to reads with as_of > o (the message itself is visible from then on too). An item superseded
@@ -15,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from typing import Callable
 
 from memory.store import Store, StoreError
 
@@ -52,13 +56,14 @@ def current_rows(store: Store, table: str, participant: str, as_of: int | None =
                               "ORDER BY valid_from, id", (participant, as_of, as_of)).fetchall()
 
 
-def all_rows(store: Store, table: str, participant: str, as_of: int | None = None) -> list:
+def all_rows(store: Store, table: str, participant: str, as_of: int | None = None,
+             order: str = "valid_from, id") -> list:
     """Every row, superseded ones too (as of a bound: only those that existed before it)."""
     if as_of is None:
-        return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? ORDER BY valid_from, id",
+        return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? ORDER BY {order}",
                                   (participant,)).fetchall()
     return store.conn.execute(f"SELECT * FROM {table} WHERE participant=? AND valid_from < ? "
-                              "ORDER BY valid_from, id", (participant, as_of)).fetchall()
+                              f"ORDER BY {order}", (participant, as_of)).fetchall()
 
 
 def supersede(conn, table: str, kind: str, participant: str, old_id: int, new_id: int, at: int, to_dayid: str,
@@ -70,6 +75,77 @@ def supersede(conn, table: str, kind: str, participant: str, old_id: int, new_id
     log(conn, participant, kind, old_id, "superseded", {"by": new_id, "at_ordinal": at, **old_detail}, old_key)
     if new_detail is not None:
         log(conn, participant, kind, new_id, "supersedes", {"old": old_id, **new_detail}, new_key)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Item:
+    """Provenance and validity of a derived item: where it came from (source dayids, origin,
+    verdict), when it holds (valid_from/valid_to as ordinals, from_dayid/to_dayid) and what
+    replaced it. Read as of a bound, an item that held then shows as current then."""
+
+    id: int
+    source_dayids: list[str]
+    valid_from: int
+    valid_to: int | None
+    from_dayid: str
+    to_dayid: str | None
+    status: str
+    verdict: str
+    superseded_by: int | None
+    origin: str
+
+    def public(self) -> dict:
+        return asdict(self)
+
+
+def provenance(r, as_of: int | None, source_dayids: list[str]) -> dict:
+    """The `Item` fields of row `r` as of the bound (None: as stored)."""
+    then = as_of is not None and (r["valid_to"] is None or as_of <= r["valid_to"])
+    return {"id": r["id"], "source_dayids": source_dayids, "valid_from": r["valid_from"],
+            "valid_to": None if then else r["valid_to"], "from_dayid": r["from_dayid"],
+            "to_dayid": None if then else r["to_dayid"], "status": "current" if then else r["status"],
+            "verdict": r["verdict"], "superseded_by": None if then else r["superseded_by"], "origin": r["origin"]}
+
+
+class Items:
+    """The reads and the deletion shared by one derived-item table. `row(r, as_of)` makes an
+    item of a row; `noun` names it in errors ("claim", "persona item" ...); `kind` is its kind in
+    the event log."""
+
+    def __init__(self, table: str, kind: str, noun: str, row: Callable, order: str = "valid_from, id"):
+        self.table, self.kind, self.noun, self.row, self.order = table, kind, noun, row, order
+
+    def current(self, store: Store, participant: str, as_of: int | None = None) -> list:
+        """Items that hold at the bound (None: now), oldest first."""
+        return [self.row(r, as_of) for r in current_rows(store, self.table, participant, as_of)]
+
+    def all_(self, store: Store, participant: str, as_of: int | None = None) -> list:
+        """Every item, superseded ones too (as of a bound: only those that existed before it)."""
+        return [self.row(r, as_of) for r in all_rows(store, self.table, participant, as_of, self.order)]
+
+    def stored(self, conn, participant: str, item_id: int):
+        r = conn.execute(f"SELECT * FROM {self.table} WHERE participant=? AND id=?", (participant, item_id)).fetchone()
+        if r is None:
+            raise StoreError(f"no {self.noun} {item_id} for participant {participant!r}")
+        return r
+
+    def get(self, store: Store, participant: str, item_id: int):
+        return self.row(self.stored(store.conn, participant, item_id))
+
+    def history(self, store: Store, participant: str, item_id: int, same: Callable, key: str) -> dict:
+        """The item (under `key`), every item `same(item, other)` puts in its chain, its events."""
+        it = self.get(store, participant, item_id)
+        chain = [x for x in self.all_(store, participant) if x.id == it.id or same(it, x)]
+        return {key: it.public(), "slot_history": [x.public() for x in chain],
+                "events": events(store, participant, self.kind, item_id)}
+
+    def drop(self, conn, participant: str, item_id: int) -> None:
+        """The row and its log go; a successor pointing at it points at nothing (it stays itself)."""
+        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind=? AND item_id=?",
+                     (participant, self.kind, item_id))
+        conn.execute(f"UPDATE {self.table} SET superseded_by=NULL WHERE participant=? AND superseded_by=?",
+                     (participant, item_id))
+        conn.execute(f"DELETE FROM {self.table} WHERE id=?", (item_id,))
 
 
 def sources_as_of(sources_json: str, as_of: int | None) -> list[list]:
@@ -153,3 +229,33 @@ def note_injected(store: Store, participant: str, ordinal: int, texts: list[str]
 def injected_before(store: Store, participant: str, ordinal: int) -> list[str]:
     return [r[0] for r in store.conn.execute(
         "SELECT DISTINCT text FROM memory_injected WHERE participant=? AND ordinal<=?", (participant, ordinal))]
+
+
+# File memory keeps lines that follow claims and cells. It registers here rather than being
+# imported by the items' modules (which would make a cycle: file memory deletes items too).
+# Deletion hooks run inside the deleting transaction: (conn, participant, origin).
+# Edit hooks run after the new item is stored: (store, participant, old_origin, new_origin,
+# scope, text, sources, at).
+on_deleted: list = []
+on_edited: list = []
+
+
+def follow(deleted=None, edited=None) -> None:
+    """Register a follower of item changes, once per function (a module reload does not double it)."""
+    def key(fn):
+        return fn.__module__, fn.__qualname__
+
+    for hooks, fn in ((on_deleted, deleted), (on_edited, edited)):
+        if fn is not None:
+            hooks[:] = [h for h in hooks if key(h) != key(fn)] + [fn]
+
+
+def item_deleted(conn, participant: str, origin: str) -> None:
+    for fn in on_deleted:
+        fn(conn, participant, origin)
+
+
+def item_edited(store: Store, participant: str, old_origin: str, new_origin: str, scope: str, text: str,
+                sources: list, at: int) -> None:
+    for fn in on_edited:
+        fn(store, participant, old_origin, new_origin, scope, text, sources, at)

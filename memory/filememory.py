@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from memory import derived
+from memory import cells, claims, derived, persona
 from memory.store import Store, StoreError
 
 DEFAULT_BUDGET_CHARS = 4000
@@ -341,8 +341,6 @@ def delete_line(store: Store, participant: str, line_id: int) -> None:
         raise StoreError(f"no file-memory line {line_id} for participant {participant!r}")
     kind, _, item = r["origin"].partition(":")
     if kind in ("claim", "cell"):
-        from memory import cells, claims
-
         table = "memory_claims" if kind == "claim" else "memory_cells"
         exists = store.conn.execute(f"SELECT 1 FROM {table} WHERE participant=? AND id=?",
                                     (participant, int(item))).fetchone()
@@ -358,9 +356,23 @@ def delete_line(store: Store, participant: str, line_id: int) -> None:
 PERSONA_ITEMS = 12  # at most this many persona items in a prompt, strongest first
 
 
-def _persona_items(store: Store, participant: str, as_of: int) -> list:
-    from memory import persona  # persona imports this module's siblings; read lazily
+def _follow_edit(store: Store, participant: str, old_origin: str, new_origin: str, scope: str, text: str,
+                 sources: list, at: int) -> None:
+    """An item edited by hand: its line says the new wording (or is added if it had none)."""
+    line = line_for_origin(store, participant, old_origin)
+    try:
+        if line is not None:
+            replace(store, participant, line.id, text, origin=new_origin, at=at)
+        else:
+            add(store, participant, scope, text, sources=sources, origin=new_origin, at=at)
+    except StoreError:  # refused (over budget, a re-capture: logged) or already said: the item holds as edited
+        pass
 
+
+derived.follow(deleted=purge_origin, edited=_follow_edit)
+
+
+def _persona_items(store: Store, participant: str, as_of: int) -> list:
     order = {"strong": 0, "moderate": 1, "weak": 2}
     items = [i for i in persona.current(store, participant, as_of) if i.clauses]
     items.sort(key=lambda i: (order.get(i.strength, 3), -i.valid_from, i.id))

@@ -105,24 +105,14 @@ def strength(n_messages: int, intensified: bool) -> str:
 
 # ---------------------------------------------------------------- items
 
-@dataclass(frozen=True)
-class Item:
-    id: int
+@dataclass(frozen=True, kw_only=True)
+class Item(derived.Item):
     kind: str
     slot: str
     facet: str | None
     value: str
     clauses: list[str]
-    source_dayids: list[str]
     strength: str
-    valid_from: int
-    valid_to: int | None
-    from_dayid: str
-    to_dayid: str | None
-    status: str
-    verdict: str
-    superseded_by: int | None
-    origin: str
 
     @property
     def text(self) -> str:
@@ -134,21 +124,14 @@ class Item:
 
 def _row(r, as_of: int | None = None) -> Item:
     src = derived.sources_as_of(r["sources"], as_of)
-    current_then = as_of is not None and (r["valid_to"] is None or as_of <= r["valid_to"])
     dayids = list(dict.fromkeys(s[0] for s in src))
     clauses = list(dict.fromkeys(s[3] for s in src if s[3]))
-    return Item(
-        r["id"], r["kind"], r["slot"], r["facet"], r["value"], clauses, dayids,
-        strength(len(dayids), any(s[2] for s in src)) if dayids else "weak",
-        r["valid_from"],
-        None if current_then else r["valid_to"],
-        r["from_dayid"],
-        None if current_then else r["to_dayid"],
-        "current" if current_then else r["status"],
-        r["verdict"],
-        None if current_then else r["superseded_by"],
-        r["origin"],
-    )
+    return Item(**derived.provenance(r, as_of, dayids), kind=r["kind"], slot=r["slot"], facet=r["facet"],
+                value=r["value"], clauses=clauses,
+                strength=strength(len(dayids), any(s[2] for s in src)) if dayids else "weak")
+
+
+ITEMS = derived.Items("memory_persona", "persona", "persona item", _row)
 
 
 def add(store: Store, participant: str, *, slot: str, value: str, clause: str, sources: list[tuple[str, int]],
@@ -202,49 +185,24 @@ def add(store: Store, participant: str, *, slot: str, value: str, clause: str, s
     return _row(r), action
 
 
-def current(store: Store, participant: str, as_of: int | None = None) -> list[Item]:
-    """Items that hold at the bound (None: now), oldest first."""
-    return [_row(r, as_of) for r in derived.current_rows(store, "memory_persona", participant, as_of)]
-
-
-def all_(store: Store, participant: str, as_of: int | None = None) -> list[Item]:
-    """Every item, superseded ones too (as of a bound: only those that existed before it)."""
-    return [_row(r, as_of) for r in derived.all_rows(store, "memory_persona", participant, as_of)]
-
-
-def get(store: Store, participant: str, item_id: int) -> Item:
-    r = store.conn.execute("SELECT * FROM memory_persona WHERE participant=? AND id=?",
-                           (participant, item_id)).fetchone()
-    if r is None:
-        raise StoreError(f"no persona item {item_id} for participant {participant!r}")
-    return _row(r)
+current, all_, get = ITEMS.current, ITEMS.all_, ITEMS.get
 
 
 def history(store: Store, participant: str, item_id: int) -> dict:
     """The item, every value its slot held, and its event log."""
-    it = get(store, participant, item_id)
-    chain = [x for x in all_(store, participant) if x.slot == it.slot]
-    return {"item": it.public(), "slot_history": [x.public() for x in chain],
-            "events": derived.events(store, participant, "persona", item_id)}
+    return ITEMS.history(store, participant, item_id, lambda it, x: x.slot == it.slot, "item")
 
 
 def delete(store: Store, participant: str, item_id: int) -> None:
     """Gone: the row and its log; tombstoned by (source dayid, value) and (source dayid, slot),
     so the same messages never yield this slot again (by consolidation or rebuild)."""
     with store.transaction() as conn:
-        r = conn.execute("SELECT * FROM memory_persona WHERE participant=? AND id=?",
-                         (participant, item_id)).fetchone()
-        if r is None:
-            raise StoreError(f"no persona item {item_id} for participant {participant!r}")
+        r = ITEMS.stored(conn, participant, item_id)
         dayids = list(dict.fromkeys(s[0] for s in json.loads(r["sources"])))
         derived.tombstone(conn, participant, dayids, key_text(r["slot"], r["value"]))
         derived.tombstone(conn, participant, dayids, slot_key(r["slot"]))
         derived.forget_text(conn, participant, key_text(r["slot"], r["value"]))
-        conn.execute("DELETE FROM memory_events WHERE participant=? AND kind='persona' AND item_id=?",
-                     (participant, item_id))
-        conn.execute("UPDATE memory_persona SET superseded_by=NULL WHERE participant=? AND superseded_by=?",
-                     (participant, item_id))
-        conn.execute("DELETE FROM memory_persona WHERE id=?", (item_id,))
+        ITEMS.drop(conn, participant, item_id)
 
 
 # ---------------------------------------------------------------- persona.json

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+# Every plugin kind and its entry-point group: the only table of them. The app chooses among
+# gates, retrievers, policies, models, IX sources and extractors by name (defaults:
+# companion/settings.py); eval reads benchmarks with readers; a release writes what every
+# export source gives; the CLI adds commands and bench commands from other packages.
 GROUPS = {
     "gate": "companion.gates",
     "retriever": "companion.retrievers",
@@ -15,6 +19,10 @@ GROUPS = {
     "model": "companion.models",
     "reader": "companion.readers",
     "ix_source": "companion.ix_sources",
+    "extractor": "companion.extractors",
+    "export_source": "companion.export_sources",
+    "command": "companion.commands",
+    "bench_command": "companion.bench",
 }
 
 _cache: dict[str, dict[str, object]] = {}

@@ -117,10 +117,10 @@ def test_plugins_columns_never_run_together(home):
 
 
 def test_interactive_chat_leaves_on_quit_and_exit(home, monkeypatch):
-    from companion import cli
+    from companion.cli import chat
 
     run("consent", "accept", "-p", "ana")
-    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setattr(chat, "_is_terminal", lambda: True)
     for word in ("quit", "exit", "  Quit "):
         r = run("chat", "-p", "ana", "--model", "echo", input=f"hello\n{word}\nnot sent\n")
         assert r.exit_code == 0
@@ -129,7 +129,7 @@ def test_interactive_chat_leaves_on_quit_and_exit(home, monkeypatch):
 
 
 def test_scripted_chat_is_one_reply_a_line_even_with_paragraphs_and_actions(home, install_plugin):
-    from companion.cli import one_line
+    from companion.cli.chat import one_line
 
     install_plugin("para-model", {"companion.models": {"paras": "tests.plugins.models:Paragraphs"}})
     run("consent", "accept", "-p", "ana")
@@ -168,3 +168,42 @@ def test_serve_prints_the_model_the_url_and_a_ready_line_once_it_answers(home, m
     ready = [ln for ln in out if "ready" in ln]
     assert ready == [f"companion: ready at http://127.0.0.1:{port} (Ctrl-C to stop)"]
     assert out.index(ready[0]) > out.index(f"companion: starting on http://127.0.0.1:{port} ...")
+
+
+def test_extractors_are_chosen_by_registered_name_a_third_partys_too(home, install_plugin):
+    install_plugin("extract-model", {"companion.models": {"extracting": "tests.plugins.models:Extracting"},
+                                     "companion.extractors": {"verbatim": "tests.plugins.models:Verbatim"}})
+    assert run("consent", "accept", "-p", "ana").exit_code == 0
+    run("chat", "-p", "ana", "--model", "echo", input="hello there\nI live in Lisbon now\nNote: plays the oboe\n")
+    r = run("memory", "consolidate", "-p", "ana", "--extractor", "nosuch")
+    assert r.exit_code == 2 and "no extractor named 'nosuch'" in r.output and "combined" in r.output
+    # the rules and the model together: the model's Lisbon claim is the rules' one (same slot, same
+    # message), kept once; its yacht is not in the cited message
+    report = json.loads(run("memory", "consolidate", "-p", "ana", "--extractor", "combined",
+                            "--model", "extracting/x", "--json").output)
+    assert report["extractor"].startswith("rule+model") and report["verdicts"] == {"supported": 1, "unsupported": 1}
+    report = json.loads(run("memory", "rebuild", "-p", "ana", "--extractor", "verbatim", "--json").output)
+    assert report["extractor"].startswith("verbatim")
+    shown = json.loads(run("memory", "show", "-p", "ana", "--json").output)
+    assert [(c["text"], c["source_dayids"]) for c in shown["claims"]] == [("plays the oboe", ["day1-5"])]
+    listed = run("plugins").output
+    assert "extractors:" in listed and "verbatim" in listed and "export_sources:" in listed
+
+
+def test_a_command_closes_the_stores_it_opened(home, monkeypatch):
+    from companion.cli import base
+    from memory.store import Store
+
+    opened = []
+
+    class Recorded(Store):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            opened.append(self)
+
+    monkeypatch.setattr(base, "Store", Recorded)
+    run("consent", "accept", "-p", "ana")
+    run("chat", "-p", "ana", "--model", "echo", input="hello\n")
+    assert run("messages", "-p", "ana").exit_code == 0
+    assert run("memory", "delete", "-p", "ana", "--claim", "99").exit_code == 2  # fails, closes all the same
+    assert len(opened) >= 4 and all(not s._all for s in opened)  # no connection left open

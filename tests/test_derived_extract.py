@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory import cells, claims, extract
+from memory import cells, claims, derived, extract
 from memory.messages import Message, append
 
 # sender, text, context. Comments: what a careful human reads as stated (the gold).
@@ -56,7 +56,7 @@ def _messages():
 
 def test_rule_extractor_against_hand_written_claims():
     props = extract.RuleExtractor().propose(_messages())
-    facts = {(p.source_dayids[0], extract.derived.norm(p.text)) for p in props if p.kind == "claim"}
+    facts = {(p.source_dayids[0], derived.norm(p.text)) for p in props if p.kind == "claim"}
     prefs = {(p.source_dayids[0], c, p.attribute, p.setting) for p in props if p.kind == "preference" for c in p.contexts}
     assert all(len(p.source_dayids) == 1 and p.evidence for p in props)
     # By hand: all 12 stated facts are found, "We adopted a dog" too (the parse reads "we

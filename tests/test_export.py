@@ -41,7 +41,7 @@ def study(store, tmp_path, monkeypatch):
     _say(store, "bob", [("user", "my friend Lena Vogt says hi"), ("companion", "Hi to Lena!"),
                         ("user", "LENA works at acme hospital too")], d0)
     _say(store, "cara", [("user", "cara-private-text never exported")], d0)
-    monkeypatch.setattr(exporter, "_PROFILE_SOURCES", [_profile])
+    monkeypatch.setattr(exporter, "profile_sources", lambda: [_profile])
     deny = tmp_path / "deny.txt"
     deny.write_text("# researcher list\nORG\tAcme Hospital\n", encoding="utf-8")
     return deny
@@ -203,7 +203,7 @@ def test_a_failing_gate_refuses_the_whole_release(store, study, tmp_path, monkey
     def bad(store, p):
         return [{"id": "c0009", "text": "x", "source_dayids": ["day77-1"], "verdict": "pending"}], None
 
-    monkeypatch.setattr(exporter, "_PROFILE_SOURCES", [bad])
+    monkeypatch.setattr(exporter, "profile_sources", lambda: [bad])
     with pytest.raises(exporter.ReleaseRefused) as e:
         exporter.export(store, tmp_path / "out", seed=1)
     assert "dayids: U01/profile.jsonl line 1: field 'source_dayids': 'day77-1' is not in the conversation" in e.value.problems
@@ -229,10 +229,11 @@ def test_export_cli(home, tmp_path):
 
 
 def test_a_release_carries_the_derived_profile_and_persona_pseudonymized(store, tmp_path, monkeypatch):
-    import companion.release_sources  # noqa: F401
+    import companion.release_sources
+
     from memory import extract
 
-    monkeypatch.setattr(exporter, "_PROFILE_SOURCES", [companion.release_sources.derived_memory])
+    assert exporter.profile_sources() == [companion.release_sources.derived_memory]  # registered, not imported
     records.accept(store, "dina", tz="UTC")
     _say(store, "dina", [("user", "I live in Lisbon with my cat"), ("companion", "Lovely."),
                          ("user", "I'm a real introvert, honestly"), ("companion", "Noted.")],

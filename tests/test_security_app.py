@@ -80,9 +80,9 @@ def test_consent_accept_refuses_a_sign_up_for_a_name_that_exists_by_now(store):
 def test_cli_consent_accept_does_not_join_an_account_registered_after_its_check(home, monkeypatch):
     from click.testing import CliRunner
 
-    from companion import cli
+    from companion.cli import access, main
 
-    real_check = cli.check_participant
+    real_check = access.check_participant
 
     def owner_registers_meanwhile(settings, participant, *args):
         checked = real_check(settings, participant, *args)  # the name is free at the check
@@ -91,8 +91,8 @@ def test_cli_consent_accept_does_not_join_an_account_registered_after_its_check(
         s.close()
         return checked
 
-    monkeypatch.setattr(cli, "check_participant", owner_registers_meanwhile)
-    r = CliRunner().invoke(cli.main, ["consent", "accept", "-p", "bob", "--passphrase", "attacker-pass"])
+    monkeypatch.setattr(access, "check_participant", owner_registers_meanwhile)
+    r = CliRunner().invoke(main, ["consent", "accept", "-p", "bob", "--passphrase", "attacker-pass"])
     assert r.exit_code != 0 and "already taken" in r.output
     s = Store(home)
     assert s.conn.execute("SELECT count(*) FROM consent_records WHERE participant='bob'").fetchone()[0] == 1

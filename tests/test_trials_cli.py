@@ -141,7 +141,7 @@ def test_feedback_cli_refuses_by_name(home):
 
 
 def test_a_credential_on_the_command_line_never_reaches_the_report():
-    from companion.trialcli import command_line
+    from companion.cli.trial import command_line
 
     assert command_line(["trial", "report", "--researcher-password", "s3cret", "--out", "r"]) == \
         "companion trial report --researcher-password *** --out r"

@@ -79,3 +79,17 @@ class CutByBudget(TextBackend):
         last = chunks[-1]
         last["finish_reason"] = "length"
         return iter(chunks)
+
+
+class Verbatim:
+    """A third party's extractor (kind "extractor"): every participant message whose text starts
+    with "Note:" is proposed as a claim, quoting itself."""
+
+    name = "verbatim"
+    version = "1"
+
+    def propose(self, msgs):
+        from memory.extract import Proposal
+
+        return [Proposal("claim", m.text[len("Note:"):].strip(), [m.dayid], m.text[len("Note:"):].strip(),
+                         extractor=self.name) for m in msgs if m.sender == "user" and m.text.startswith("Note:")]

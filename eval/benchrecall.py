@@ -19,6 +19,7 @@ BM25Okapi over the same texts with the same tokenizer: time per query and top-10
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -28,6 +29,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import click
 import numpy as np
 
 # ---------------------------------------------------------------- the synthetic participant
@@ -548,3 +550,29 @@ def render(r: dict) -> str:
 
 def progress_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- the command (a `bench_command` plugin)
+
+@click.command("recall")
+@click.option("--messages", "n_messages", type=click.IntRange(min=100), default=30000, show_default=True,
+              help="Size of the synthetic conversation.")
+@click.option("--queries", "n_queries", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Query turns timed (decision path and floor each).")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the synthetic conversation.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Messages per append_many call while ingesting (one embedding call each).")
+@click.option("--bm25-sample", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Queries compared with rank-bm25.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--data-dir", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the bench database goes (default: a temporary directory, removed after).")
+def bench_recall(n_messages, n_queries, seed, batch_size, bm25_sample, as_json, data_dir):
+    """Ingest rate, decision-path latency against its floor, BM25 against rank-bm25."""
+    from memory import embeddings
+
+    embeddings.prefer_throughput()  # a batch job: see embeddings.prefer_throughput
+
+    result = run(n_messages=n_messages, n_queries=n_queries, seed=seed, data_dir=data_dir,
+                 batch_size=batch_size, bm25_sample=bm25_sample, progress=progress_to_stderr)
+    click.echo(json.dumps(result) if as_json else render(result))
