@@ -127,10 +127,6 @@ def test_imports_follow_the_design():
     assert forbidden(graph()) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "cycles in files other branches are changing (issue 17): memory.cells/memory.claims <-> "
-    "memory.filememory, eval.preferences <-> eval.prefreport, companion.cli <-> companion.trialcli; "
-    "strict, so the mark goes once those branches land"))
 def test_no_import_cycles_between_modules():
     assert cycles(graph()) == []
 
