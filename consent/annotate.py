@@ -37,7 +37,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from consent import releasecheck
-from consent.formats import STAGES, DayId, Locus, OnScreen, Tier
+from consent.formats import STAGES, DayId, Locus, OnScreen, Tier, describe
 
 ANNOTATIONS = releasecheck.ANNOTATIONS
 DRAFT_PROMPT = "annotate-draft-v1.md"
@@ -307,7 +307,7 @@ def set_stage(root: str | Path, key: str, stage: str, data: dict, annotator: str
     try:
         m = MODELS[stage].model_validate(data)
     except ValidationError as e:
-        raise AnnotationError(f"{key} stage {stage}: {releasecheck._describe(e)}") from None
+        raise AnnotationError(f"{key} stage {stage}: {describe(e)}") from None
     problems = []
     if stage == "B":
         problems = _evidence_problems(root, p, stages, m)

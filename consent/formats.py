@@ -16,7 +16,7 @@ import hashlib
 from datetime import datetime
 from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memory.keys import parse_dayid
 
@@ -237,3 +237,19 @@ def with_sampling(manifest: dict, files: dict[str, dict]) -> dict:
 STAGES = {"A": "what the probe points at", "B": "evidence checked against the source",
           "C": "tier and category, with the rule applied", "D": "reference reply from the recorded context only",
           "E": "final check"}
+
+
+def describe(e: ValidationError) -> str:
+    """A validation error in plain words, naming each field (and the value it got)."""
+    parts = []
+    for err in e.errors(include_url=False):
+        name = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".")
+        if err["type"] == "missing":
+            parts.append(f"field '{name}' missing")
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
+        got = err.get("input")
+        if isinstance(got, (str, int, float, bool)) and str(got) not in msg:
+            msg += f", got {got!r}"
+        parts.append(f"field '{name}': {msg}" if name else msg)
+    return "; ".join(parts)

@@ -36,7 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from consent import pseudonymize, recognizers
-from consent.formats import (STAGES, ChatProbe, ConversationRow, FeedbackItem, Manifest, Persona, ProfileClaim,
+from consent.formats import (STAGES, describe, ChatProbe, ConversationRow, FeedbackItem, Manifest, Persona, ProfileClaim,
                              QAItem, Sampling, sampling_digest)
 from memory.keys import parse_dayid
 
@@ -119,15 +119,6 @@ def _mask(term: str) -> str:
 # --- reading, failures collected instead of raised ------------------------------------------------
 
 
-def _describe(e: ValidationError) -> str:
-    parts = []
-    for err in e.errors(include_url=False):
-        name = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".")
-        if err["type"] == "missing":
-            parts.append(f"field '{name}' missing")
-        else:
-            parts.append(f"field '{name}': {err['msg'].removeprefix('Value error, ')}" if name else err["msg"])
-    return "; ".join(parts)
 
 
 class _Reader:
@@ -144,7 +135,7 @@ class _Reader:
         try:
             return model.model_validate(obj)
         except ValidationError as e:
-            self.fail("schema", rel, n, _describe(e))
+            self.fail("schema", rel, n, describe(e))
             return None
 
     def json(self, rel: str, model: type[BaseModel]) -> tuple[dict | None, BaseModel | None]:
@@ -448,7 +439,7 @@ def _sampling(r: _Reader, raw: dict, pids: list[str], proportional: dict[str, li
     try:
         s = Sampling.model_validate(record)
     except ValidationError as e:
-        r.fail("sampling", MANIFEST, None, f"'sampling': {_describe(e)}")
+        r.fail("sampling", MANIFEST, None, f"'sampling': {describe(e)}")
         return
     read_need = [x for x in s.inputs if any(word in x.casefold() for word in NEED_WORDS)]
     if read_need:

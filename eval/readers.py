@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from consent.formats import describe as _describe  # one wording for the release checks and the reader
 from eval.formats import ChatProbe, ConversationRow, Counts, Manifest, Persona, ProfileClaim, QAItem
 from memory.keys import parse_dayid
 
@@ -82,19 +83,6 @@ def manifest_for(participants: dict[str, Participant], recent_window: int, **ext
 # --- reading -----------------------------------------------------------------------------------
 
 
-def _describe(e: ValidationError) -> str:
-    parts = []
-    for err in e.errors(include_url=False):
-        name = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".")
-        if err["type"] == "missing":
-            parts.append(f"field '{name}' missing")
-            continue
-        msg = err["msg"].removeprefix("Value error, ")
-        got = err.get("input")
-        if isinstance(got, (str, int, float, bool)) and str(got) not in msg:
-            msg += f", got {got!r}"
-        parts.append(f"field '{name}': {msg}" if name else msg)
-    return "; ".join(parts)
 
 
 def _text(root: Path, rel: str) -> str:
