@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from companion import prompts
 from companion.turn import turn
 from consent import records as consent
-from memory import cells, embeddings, messages
+from memory import embeddings, messages
 from memory.store import Store
 from tests.plugins.openai_peer import Peer
-from tests.test_wrapper import MESSAGES, NOW, quick, tool_models  # noqa: F401  (tool_models is a fixture)
+from tests.test_wrapper import MESSAGES, NOW, check_the_wrappers_promises, quick, tool_models  # noqa: F401  (tool_models is a fixture)
 from companion import actions
 
 
@@ -120,37 +120,8 @@ def test_a_peer_that_does_not_answer_in_time_is_abandoned(store, ana, home, peer
 @given(convo=st.lists(st.tuples(MESSAGES, st.sampled_from(["work", "personal"]), st.booleans()),
                       min_size=3, max_size=8))
 def test_property_the_wrappers_promises_hold_over_http(tmp_path_factory, peer, convo):
-    # The checks of tests/test_wrapper.py's property test, over the HTTP peer (see the report: the
-    # check body is duplicated because it is inline there).
-    home = tmp_path_factory.mktemp("peerprop")
-    store = Store(home)
-    store.vectors.embedder = embeddings.HashEmbedder()
-    try:
-        consent.accept(store, "p", tz="UTC")
-        s = quick(home, model="openai/scripted", tools="on")
-        for i, (text, context, ui_approves) in enumerate(convo):
-            r = turn(store, "p", text, context, s, at=NOW + timedelta(minutes=3 * i))
-            chosen = {a: d["setting"] for a, d in r.trace.interaction.get("settings", {}).items()}
-            if chosen.get("reasoning_visibility") == "hide":
-                assert "RATIONALE" not in r.shown
-            if chosen.get("elicitation") == "iterative":
-                assert r.shown.count("?") <= 1 + text.count("?")
-            for a in r.trace.actions_run:
-                if a["kind"] == "schedule_checkin" and not a["requested"]:
-                    assert chosen["proactive_outreach"] == "high"
-            if ui_approves and (pend := [a for a in actions.pending(store, "p") if a.status == "held"]):
-                actions.approve(store, "p", pend[0].id, via="ui")
-        assert actions.violations(store, "p") == []
-        for a in actions.history(store, "p"):
-            if a.external and a.status == "done":
-                evs = [e["event"] for e in actions.events(store, "p", a.id)]
-                assert a.requested or "approved" in evs
-        by_dayid = {m.dayid: m for m in messages.read(store, "p", 10**9)}
-        for c in cells.all_(store, "p"):
-            for d in c.source_dayids:
-                assert by_dayid[d].context == c.context
-    finally:
-        store.close()
+    # the same checks as the in-process property test, with litellm's HTTP client and the peer
+    check_the_wrappers_promises(tmp_path_factory.mktemp("peerprop"), "openai/scripted", convo, tools="on")
 
 
 # ---------------------------------------------------------------- xllamacpp's server over TCP

@@ -323,12 +323,19 @@ MESSAGES = st.sampled_from([
                       min_size=3, max_size=10),
        model=st.sampled_from(["echo", "scripted/v1"]))
 def test_property_generated_conversations_keep_the_wrappers_promises(tmp_path_factory, tool_models, convo, model):
-    home = tmp_path_factory.mktemp("prop")
+    check_the_wrappers_promises(tmp_path_factory.mktemp("prop"), model, convo)
+
+
+def check_the_wrappers_promises(home, model: str, convo, **settings) -> None:
+    """Run a generated conversation through the turn and check what the wrapper promises: no held
+    action runs without approval, Hide never shows the rationale, Iterative shows one question,
+    outreach under Low schedules nothing unprompted, cells never take sources from the other
+    context. Shared by the in-process backends and the HTTP peer (tests/test_openai_peer.py)."""
     store = Store(home)
     store.vectors.embedder = embeddings.HashEmbedder()
     try:
         consent.accept(store, "p", tz="UTC")
-        s = quick(home, model=model)
+        s = quick(home, model=model, **settings)
         for i, (text, context, ui_approves) in enumerate(convo):
             r = turn(store, "p", text, context, s, at=NOW + timedelta(minutes=3 * i))
             chosen = {a: d["setting"] for a, d in r.trace.interaction.get("settings", {}).items()}
