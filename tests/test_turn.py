@@ -25,7 +25,7 @@ def test_a_turn_stores_message_reply_and_trace(store, ana, settings):
     assert t.applied["heading"] == "Earlier turns"
     assert t.arm["gate"] == "always" and t.arm["assignment"] == "settings"
     assert t.tokens["completion"] > 0 and t.errors == []
-    for step in ["consent", "log_message", "decide", "retrieve", "apply", "generate", "wrap", "log_reply", "total"]:
+    for step in ["consent", "log_message", "learn", "decide", "retrieve", "apply", "generate", "wrap", "log_reply", "total"]:
         assert t.latency_ms[step] >= 0
 
 
