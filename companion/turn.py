@@ -342,7 +342,7 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
                          **rendered.interaction, "faults": calls.faults}
     if _grounds(settings, path):  # an answer about their past names what they said, or quotes it
-        line, checked = grounding.ground(ctx.text, rendered.shown, applied.items)
+        line, checked = grounding.ground(ctx.text, rendered.shown, applied.items, ctx.recent)
         if checked:
             trace.interaction["grounding"] = checked
         if line:

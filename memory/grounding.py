@@ -65,11 +65,13 @@ def quote(text: str) -> str:
     return QUOTE.format(text=text)
 
 
-def ground(question: str, reply: str, items: list[Hit]) -> tuple[str | None, dict]:
-    """(the line to add, or None; what was checked, for the trace)."""
-    if not items or not asks_about_the_past(question):
+def ground(question: str, reply: str, items: list[Hit], recent=()) -> tuple[str | None, dict]:
+    """(the line to add, or None; what was checked, for the trace). `items`: what retrieval applied;
+    `recent`: the messages of the recent window (a statement there is as much the answer)."""
+    own_recent = [Hit(m.ordinal, m.dayid, m.sender, m.text, 0.0) for m in recent if m.sender == "user"]
+    if not (items or own_recent) or not asks_about_the_past(question):
         return None, {}
-    note = best_note(items, question)
+    note = best_note(list(items) + own_recent, question)
     if note is None:
         return None, {"checked": True, "reason": "no statement of the participant's own about this was applied"}
     terms = key_terms(note.text, question)

@@ -87,3 +87,17 @@ def test_auto_means_the_embedded_demo_model_on_the_selector_path():
     assert not _grounds(Settings(model="local/smollm2-135m", model_capable=True), "selector")
     assert not _grounds(Settings(model="echo"), "selector")
     assert not _grounds(Settings(model="openai/gpt-4o-mini"), "model")
+
+
+def test_a_statement_still_in_the_recent_window_counts_too():
+    from memory.messages import Message
+
+    q = "Remind me, who is visiting me next weekend?"
+    recent = [Message(id=1, participant="ana", ordinal=1, dayid="day1-1", sender="user",
+                      text="Hi! My sister Lena is visiting next weekend.", ts="2026-01-01T10:00:00+00:00",
+                      context="personal"),
+              Message(id=2, participant="ana", ordinal=2, dayid="day1-2", sender="companion",
+                      text="How lovely!", ts="2026-01-01T10:00:05+00:00", context="personal")]
+    line, info = grounding.ground(q, "Your family is coming over.", [], recent)
+    assert line == "You told me: \u201cHi! My sister Lena is visiting next weekend.\u201d" and info["dayid"] == "day1-1"
+    assert grounding.ground("what should we cook?", "Pasta!", [], recent) == (None, {})
