@@ -113,3 +113,22 @@ def serve_app(home):
     for demo, s in started:
         demo.close()
         s.close()
+
+
+def export_garden_chat(store, out, lines) -> None:
+    """A consented chat of `lines` (each answered "You said: ..."), four minutes apart, exported to
+    `out` with every message a probe: the release the annotation tests start from."""
+    from datetime import datetime, timedelta, timezone
+
+    from consent import export as exporter
+    from memory import messages
+
+    consent.accept(store, "ana", tz="UTC")
+    t = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
+    rows = []
+    for i, line in enumerate(lines):
+        rows += [dict(sender="user", text=line, context="personal", ts=t + timedelta(minutes=4 * i)),
+                 dict(sender="companion", text=f"You said: {line}", context="personal",
+                      ts=t + timedelta(minutes=4 * i + 1))]
+    messages.append_many(store, "ana", rows)
+    exporter.export(store, out, seed=0, recent_window=2, probe_share=1.0)

@@ -3,7 +3,6 @@ until a person confirms. The drafter is a scripted backend installed like any mo
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
 
 import pytest
 from click.testing import CliRunner
@@ -11,9 +10,7 @@ from click.testing import CliRunner
 from companion.backends.base import TextBackend
 from companion.cli import main
 from consent import annotate as A
-from consent import export as exporter
-from consent import records
-from memory import messages
+from tests.conftest import export_garden_chat
 
 LINES = ["my garden has tomatoes now", "work was long", "I cooked pasta", "the train was late",
          "what grows in my garden again?", "reading a novel"]
@@ -40,16 +37,8 @@ class Drafter(TextBackend):
 @pytest.fixture
 def release(store, tmp_path, install_plugin):
     install_plugin("drafter-models", {"companion.models": {"drafter": "tests.test_annotate_draft:Drafter"}})
-    records.accept(store, "ana", tz="UTC")
-    t = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
-    rows = []
-    for i, line in enumerate(LINES):
-        rows += [dict(sender="user", text=line, context="personal", ts=t + timedelta(minutes=4 * i)),
-                 dict(sender="companion", text=f"You said: {line}", context="personal",
-                      ts=t + timedelta(minutes=4 * i + 1))]
-    messages.append_many(store, "ana", rows)
     rel = tmp_path / "release"
-    exporter.export(store, rel, seed=0, recent_window=2, probe_share=1.0)
+    export_garden_chat(store, rel, LINES)  # every message is a probe
     return rel
 
 

@@ -1,14 +1,11 @@
 """The annotation panel of the researcher tab, through the app's HTTP API (echo model, loopback)."""
 
 import json
-from datetime import datetime, timedelta, timezone
 
 import pytest
 from gradio_client import Client
 
-from consent import export as exporter
-from consent import records
-from memory import messages
+from tests.conftest import export_garden_chat
 
 LINES = ["my garden has tomatoes now", "work was long", "I cooked pasta", "the train was late",
          "what did I say grows in my garden?", "reading a novel"]
@@ -17,16 +14,8 @@ LINES = ["my garden has tomatoes now", "work was long", "I cooked pasta", "the t
 @pytest.fixture
 def pending(serve_app, tmp_path):
     url, store = serve_app(researcher_password="open sesame")
-    records.accept(store, "ana", tz="UTC")
-    t = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
-    rows = []
-    for i, line in enumerate(LINES):
-        rows += [dict(sender="user", text=line, context="personal", ts=t + timedelta(minutes=4 * i)),
-                 dict(sender="companion", text=f"You said: {line}", context="personal",
-                      ts=t + timedelta(minutes=4 * i + 1))]
-    messages.append_many(store, "ana", rows)
     rel = tmp_path / "release"
-    exporter.export(store, rel, seed=0, recent_window=2, probe_share=1.0)  # every message is a probe
+    export_garden_chat(store, rel, LINES)  # every message is a probe
     return url, rel
 
 

@@ -5,14 +5,11 @@ and sets stages A and B, picking the grounding from the history by dayid."""
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timedelta, timezone
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from consent import export as exporter
-from consent import records
-from memory import messages
+from tests.conftest import export_garden_chat
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)  # a loaded 2-core machine can take seconds per event
@@ -40,15 +37,8 @@ def test_annotation_panel_in_the_browser(serve_app, tmp_path):
     if chromium is None:
         pytest.fail("the browser test needs the `chromium` binary on PATH", pytrace=False)
     url, store = serve_app(researcher_password="open sesame")
-    records.accept(store, "ana", tz="UTC")
-    t = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
-    rows = []
-    for i, line in enumerate(LINES):
-        rows += [dict(sender="user", text=line, context="personal", ts=t + timedelta(minutes=4 * i)),
-                 dict(sender="companion", text=f"You said: {line}", context="personal", ts=t + timedelta(minutes=4 * i + 1))]
-    messages.append_many(store, "ana", rows)
     rel = tmp_path / "release"
-    exporter.export(store, rel, seed=0, recent_window=2, probe_share=1.0)
+    export_garden_chat(store, rel, LINES)  # every message is a probe
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
