@@ -525,21 +525,16 @@ def _facts_of(pred, who: _Who, subj, ms, doc) -> list[Fact]:
                 emit(f"Lives in {place}" if who.self_ else f"{who_text} {m.verb('lives', 'live')} in {place}",
                      "residence" if who.self_ else f"{key}:residence", "residence", [p, *o.subtree])
         return out
-    if lemma in ("bear", "born") or (pred.lower_ == "born"):
+    origin = ("was born", "birthplace") if lemma in ("bear", "born") or pred.lower_ == "born" else \
+        ("grew up", "hometown") if lemma == "grow" and any(c.lower_ == "up" for c in kids) else None
+    if origin:  # "born in X", "grew up in X": where someone comes from
+        said, slot = origin
         for p in preps:
             o = _pobj(p)
             if p.lower_ == "in" and o is not None:
                 place = _words(list(o.subtree), False)
-                emit(f"Was born in {place}" if who.self_ else f"{who_text} was born in {place}",
-                     "birthplace" if who.self_ else f"{key}:birthplace", "biographical", [p, *o.subtree])
-        return out
-    if lemma == "grow" and any(c.lower_ == "up" for c in kids):
-        for p in preps:
-            o = _pobj(p)
-            if p.lower_ == "in" and o is not None:
-                place = _words(list(o.subtree), False)
-                emit(f"Grew up in {place}" if who.self_ else f"{who_text} grew up in {place}",
-                     "hometown" if who.self_ else f"{key}:hometown", "biographical", [p, *o.subtree])
+                emit(f"{said.capitalize()} in {place}" if who.self_ else f"{who_text} {said} in {place}",
+                     slot if who.self_ else f"{key}:{slot}", "biographical", [p, *o.subtree])
         return out
     if lemma in ("have", "get", "adopt", "own") and not _plan(pred):
         for o in (c for c in kids if c.dep_ == "dobj"):
