@@ -61,6 +61,14 @@ def load(which: str = "v1", n: int = 400, seed: int = 0) -> tuple[list[dict], li
     raise ValueError(f"unknown set {which!r}: v1, v2 or generated")
 
 
+def _generic() -> set[str]:
+    """Words of an identifier that say nothing about the person: the generators' title and
+    nickname words ("Big", "Uncle", "Mrs") stay in the text by design ("Big Avery")."""
+    import identifier_generators as gen
+
+    return GENERIC | {w.casefold() for w in gen.NICK_PREFIX + gen.TITLES + gen.RELATIONS}
+
+
 def _tokens(s: str) -> list[str]:
     return re.findall(r"\w+", s.casefold())
 
@@ -114,6 +122,7 @@ def run(which: str = "v1", scale: int = 1, n: int = 400, seed: int = 0) -> dict:
                 "SELECT kind, original, surrogate FROM export_surrogates WHERE release=?", (release,)):
             surrogate_kind.setdefault(original.casefold(), kind)
         verbatim, partial, kinds, wrong_kind = [], [], {}, []
+        generic = _generic()
         fp_words, fp_msgs, words, changed = [], 0, 0, []
         for p, rows in by_p.items():
             conv = [json.loads(x) for x in (Path(tmp) / "release" / pid[p] / "conversation.jsonl")
@@ -126,7 +135,8 @@ def run(which: str = "v1", scale: int = 1, n: int = 400, seed: int = 0) -> dict:
                         verbatim.append((kind, ident))
                         kinds[kind][0] += 1
                         continue
-                    left = [w for w in _tokens(ident) if w not in GENERIC and len(w) >= 2
+                    left = [w for w in _tokens(ident) if w not in generic and len(w) >= 2
+                            and not (w.isdigit() and len(w) < 3)  # "[CPF 10]" is no part of a CPF
                             and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", got)]
                     if left:
                         partial.append((kind, ident, left))
