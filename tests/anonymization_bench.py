@@ -2,6 +2,7 @@
 pytest file).
 
     python tests/anonymization_bench.py [--sets v1,v2,generated] [--n 400] [--seed 0] [--scale N] [--cli]
+                                        [--code DIR]   # another checkout's code, same run
 
 Sets: `v1` = tests/data/planted_identifiers.jsonl + ordinary_messages.txt (held out, written
 before the first recognizers); `v2` = planted_identifiers_v2.jsonl + ordinary_messages_v2.txt
@@ -33,6 +34,10 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 sys.path.insert(0, str(Path(__file__).parent))
+# `--code DIR` measures another checkout (e.g. `git archive` of an older commit) in the same run:
+# its packages are imported instead of the installed (editable) ones.
+_USE_CODE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+             "sys.path.insert(0, {!r})")
 # Words of an identifier that say nothing about the person (a surrogate address keeps "Road").
 GENERIC = set("road lane ave avenue street st calle de del la dot at com gmail yahoo outlook protonmail n "
               "from on his badge the rue da me net proton mr mrs ms dr prof mx mme big lil little".split())
@@ -171,7 +176,7 @@ CLI_CHAT = ["my sister Lena moved to Porto last month", "On Tuesdays I go swimmi
             "The postcode there is 75009.", "I work at Brightlane Logistics as an analyst", "the bus was late again"]
 
 
-def cli_seconds(messages_n: int = 56) -> dict:
+def cli_seconds(messages_n: int = 56, code: str | None = None) -> dict:
     """A cold `companion export` process on one participant with `messages_n` messages."""
     from consent import records
     from memory import messages
@@ -188,9 +193,10 @@ def cli_seconds(messages_n: int = 56) -> dict:
         messages.append_many(store, "mariaa", rows)
         store.close()
         env = {**os.environ, "COMPANION_HOME": str(home)}
-        exe = Path(sys.executable).with_name("companion")
+        boot = (_USE_CODE.format(code) + "; ") if code else ""
         start = time.perf_counter()
-        r = subprocess.run([str(exe), "export", "--out", str(Path(tmp) / "rel")], env=env, capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c", boot + "from companion.cli import main; main()", "export", "--out",
+                            str(Path(tmp) / "rel")], env=env, capture_output=True, text=True)
         return {"cli_messages": messages_n, "cli_export_seconds": round(time.perf_counter() - start, 2),
                 "cli_exit": r.returncode, "cli_tail": (r.stdout + r.stderr).strip().splitlines()[-1:]}
 
@@ -214,10 +220,13 @@ if __name__ == "__main__":
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--cli", action="store_true")
     ap.add_argument("--full", action="store_true", help="Also list every changed ordinary message.")
+    ap.add_argument("--code", default=None, help="Measure the packages of this checkout instead of the installed ones.")
     a = ap.parse_args()
+    if a.code:
+        exec(_USE_CODE.format(str(Path(a.code).resolve())))
     out = {}
     if a.cli:  # first, while nothing is loaded in this process either
-        out["cli"] = cli_seconds()
+        out["cli"] = cli_seconds(code=str(Path(a.code).resolve()) if a.code else None)
     if a.scale > 1:  # a copy of a message is not a new identifier: only speed is meaningful here
         r = run("v1", a.scale)
         out["speed"] = {k: r[k] for k in ("messages_exported", "export_seconds", "messages_per_second")}
