@@ -115,6 +115,8 @@ def stated_terms(texts) -> dict[str, str]:
             for m in rule.finditer(t):
                 # "to Berlin Monday": keep the run of words before the first stopword
                 words = m.group(1).split()
+                while words and words[0].casefold() in recognizers.TRIVIAL:  # "my cousin Big Dre": "Dre"
+                    words.pop(0)
                 keep = []
                 for w in words:
                     if w in NOT_NAMES or recognizers.temporal(w) or w.casefold() in recognizers.NOT_ENTITIES:

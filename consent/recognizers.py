@@ -169,7 +169,13 @@ def _faker_names(attrs: tuple[str, ...]) -> frozenset[str]:
             v = provider.__dict__.get(attr)
             if isinstance(v, (list, tuple, set, dict)):
                 out |= {n.casefold() for n in v if isinstance(n, str) and len(n) >= 3}
+    # as people type them too: "horvath" for Horváth, "jozef" for József
+    out |= {unaccented(n) for n in out}
     return frozenset(out)
+
+
+def unaccented(s: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
 
 
 @lru_cache(maxsize=1)
@@ -399,7 +405,6 @@ def _iban(d: str) -> bool:
 _SEP = r"[ .-]?"
 # (kind, regex, check of the letters and digits): national numbers and accounts, verified
 CHECKSUMS: tuple[tuple[str, str, object], ...] = (
-    ("CARD", r"\b(?:\d{4}[ -]?){3}\d{1,7}\b|\b\d{4}[ -]?\d{6}[ -]?\d{5}\b", lambda d: 13 <= len(d) <= 19 and _luhn(d)),
     ("IBAN", r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?\b", _iban),
     ("BR_CPF", r"\b\d{3}\.?\d{3}\.?\d{3}[-.]?\d{2}\b", _cpf),
     ("IN_AADHAAR", r"\b[2-9]\d{3}[ -]?\d{4}[ -]?\d{4}\b", _verhoeff),
@@ -413,6 +418,8 @@ CHECKSUMS: tuple[tuple[str, str, object], ...] = (
     ("UK_NHS", r"\b\d{3}[ -]?\d{3}[ -]?\d{4}\b", _nhs),
     ("CA_SIN", r"\b\d{3}[ -]\d{3}[ -]\d{3}\b", _luhn),
     ("NL_BSN", r"\b\d{4}\.?\d{2}\.?\d{3}\b|\b\d{9}\b", _bsn),
+    # last: a national number of the same length that passes its own, stricter check wins the tie
+    ("CARD", r"\b(?:\d{4}[ -]?){3}\d{1,7}\b|\b\d{4}[ -]?\d{6}[ -]?\d{5}\b", lambda d: 13 <= len(d) <= 19 and _luhn(d)),
 )
 
 # Cue words that name an identifier ("MRN", "policy number", "passport no."): the word before an
@@ -431,6 +438,8 @@ aadhar uid pan insee sécu secu vitale bsn burgerservicenummer pesel personnumme
 licence license policy account member membership patient chart record case claim ticket booking confirmation
 tracking invoice serial voter fiscale fiscal codice iban swift bic sa kyc""".split())
 CUE_ID = re.compile(rf"(?:(?i:(?<!\w)(?:{_CUE})(?!\w))|#){_FILLER}\s*[(]?\s*(?P<x>(?<![\w@/]){_RUN})")
+ID_THEN_CUE = re.compile(rf"(?P<x>(?<![\w@/]){_RUN})\s+(?i:is|was|=|are)\s+(?i:my|your|his|her|our|their|the|a)\s+"
+                         rf"(?:[^\W\d_]+\s+){{0,2}}(?i:{_CUE})(?!\w)")  # "156020 is my member ID"
 ACRONYM_ID = re.compile(rf"\b[A-Z]{{2,6}}\b\s*[:#]?\s*(?P<x>(?<![\w@/]){_RUN})")
 BARE_RUN = re.compile(rf"(?<![\w@/.,-]){_TIGHT_RUN}(?![\w@]|[.,]\d)")
 _UNIT_AFTER = re.compile(r"\s*(?:%|k\b|km|m\b|mi\b|miles?|kg|g\b|lbs?|steps|people|views|followers|likes|dollars|"
@@ -574,7 +583,7 @@ def number_hits(text: str) -> list[Hit]:
     """Identifiers of no listed form: an ID-like token after a cue word or an acronym, or long
     enough alone (the class of "MRN 00482917", "member number AXA-88120457", "W8841207753")."""
     out = []
-    for rx, source in ((CUE_ID, "cue"), (ACRONYM_ID, "cue")):
+    for rx, source in ((CUE_ID, "cue"), (ACRONYM_ID, "cue"), (ID_THEN_CUE, "cue")):
         for m in rx.finditer(text):
             a, b = m.span("x")
             s = text[a:b]
@@ -616,6 +625,13 @@ NICKNAME_BEFORE = re.compile(
     r"everybody)\s+call")
 
 
+# A surname with its particles: two particles ("van der", "de la") or one that is only a particle,
+# then the name itself.
+PARTICLE_NAME = re.compile(
+    r"(?<![\w'])(?i:(?:(?:van|von|de|di|da|du|del|della|der|den|ter|ten|le|la|dos|das|do|bin|ibn|al|el|abu)\s+){2,}"
+    r"|(?:van|von|der|den|ter|ten|bin|ibn|della|dos|das)\s+)[^\W\d_]{3,}(?:-[^\W\d_]+)?")
+
+
 def _is_name_word(w: _Word) -> bool:
     return w.lower in first_names() or w.lower in surnames()
 
@@ -655,7 +671,8 @@ def name_hits(doc) -> list[Hit]:
                       and text[words[i - 1].end:w.start] == " " and (not english or low in names or len(low) <= 3))
         if after_title and low not in RELATIONS:
             found.append((w.start, w.end, "title"))
-        elif len(low) >= 3 and ((low in names and not english) or (low in surnames())):
+        elif len(low) >= 3 and ((low in names and not english) or (low in surnames())
+                                or (unaccented(low) in surnames() and not english_word(unaccented(low)))):
             found.append((w.start, w.end, "name"))
             # a given name's next word is its surname if it is no English word ("joão pedrosa")
             if i + 1 < len(words) and text[w.end:words[i + 1].start] == " ":
@@ -669,6 +686,8 @@ def name_hits(doc) -> list[Hit]:
         elif after_relation or after_nick:
             found.append((w.start, w.end, "nickname" if after_nick else "name"))
         i += 1
+    for m in PARTICLE_NAME.finditer(text):  # "van der berg", "ms de la cruz"
+        found.append((m.start(), m.end(), "name"))
     for rx in (NICKNAME_TOLD, NICKNAME_BEFORE):
         for m in rx.finditer(text):
             s = m.group("x")
