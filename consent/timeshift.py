@@ -54,11 +54,18 @@ def _epoch(x, days: int):
     return None
 
 
+# Fields of written text: their dates were moved by `shift_text` (a message that is only
+# "2026-12-14" must not move twice).
+TEXT_KEYS = frozenset({"text", "question", "answer", "reference_reply", "note", "value"})
+
+
 def shift_tree(obj, days: int, key: str = "", seen: set | None = None):
-    """A copy of the JSON value `obj` with every timestamp shifted (see the module doc); `seen`,
-    when given, collects every timestamp written (the gate checks a release holds no other)."""
+    """A copy of the JSON value `obj` with every timestamp shifted (see the module doc), except
+    in fields of written text (`TEXT_KEYS`); `seen`, when given, collects every timestamp written
+    (the gate checks a release holds no other)."""
     if isinstance(obj, dict):
-        return {k: shift_tree(v, days, k, seen) for k, v in obj.items()}
+        return {k: (v if k in TEXT_KEYS and isinstance(v, str) else shift_tree(v, days, k, seen))
+                for k, v in obj.items()}
     if isinstance(obj, list):
         return [shift_tree(v, days, key, seen) for v in obj]
     if isinstance(obj, str):

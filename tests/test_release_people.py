@@ -153,7 +153,8 @@ T0 = datetime(2026, 12, 1, 8, 18, 11, 237184, tzinfo=timezone.utc)
 DATED = [("user", "see you on 2026-12-14, ok?"), ("companion", "Noted."),
          ("user", "Lena arrives 14/12 and leaves on December 20th"), ("companion", "Lovely."),
          ("user", "the form says 14.12.2026"), ("companion", "Scheduled: remind you: water the plants (Wed 02 Dec, 08:00)."),
-         ("user", "pay it by the 18th."), ("companion", "I'll remind you on Friday, December 18.")]
+         ("user", "pay it by the 18th."), ("companion", "I'll remind you on Friday, December 18."),
+         ("user", "2026-12-20"), ("companion", "Noted.")]  # a text that is only a date moves once
 
 
 def _expected(shift: int) -> dict[str, str]:
@@ -196,14 +197,16 @@ def test_every_timestamp_and_every_written_date_in_a_release_is_shifted(store, t
             assert day not in raw, f"{f.name} holds the real date {day}"
         values = rows(f) if f.suffix == ".jsonl" else [json.loads(raw)]
         for v in values:
-            for t in timeshift.timestamps(v):
+            for t in (t for t in timeshift.timestamps(v) if "T" in t):  # a date alone is a text (below)
                 assert t in allowed, f"{f.name}: {t} is not a real time moved by {shift} days"
                 seen_ts.append(t)
     fb = rows(tmp_path / "rel" / "U01" / "feedback.jsonl")
     assert [r["at"] for r in fb] == [timeshift.shift_timestamp(f.created_at, shift)
                                      for f in feedback.history(store, "ana")]
     assert len(seen_ts) == len(DATED) + 2
-    text = " ".join(r["text"] for r in rows(tmp_path / "rel" / "U01" / "conversation.jsonl"))
+    conv = rows(tmp_path / "rel" / "U01" / "conversation.jsonl")
+    assert conv[-2]["text"] == (date(2026, 12, 20) + timedelta(days=shift)).isoformat()
+    text = " ".join(r["text"] for r in conv)
     for before, after in _expected(shift).items():
         assert after in text, (before, after, text)
         assert before not in text
