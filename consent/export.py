@@ -45,13 +45,15 @@ import json
 import random
 import re
 import secrets
+import shlex
 import shutil
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from consent import audit, ledger, recognizers, records
-from consent.pseudonymize import Pseudonymizer, _norm, learned_terms, read_deny_list, stated_terms
+from consent import audit, ledger, recognizers, records, timeshift
+from consent.pseudonymize import Plan, Pseudonymizer, _norm, read_deny_list
 from memory import messages, participants, registry
 from memory.store import Store, StoreError
 
@@ -68,9 +70,17 @@ def profile_sources() -> list[Callable]:
 
 
 class ReleaseRefused(Exception):
-    def __init__(self, problems: list[str]):
+    """The gates found problems; `advice` says, per refused text, how the researcher can proceed."""
+
+    def __init__(self, problems: list[str], advice: list[str] = ()):
         self.problems = problems
-        super().__init__("release refused:\n  " + "\n  ".join(problems))
+        self.advice = list(advice)
+        text = "release refused:\n  " + "\n  ".join(problems)
+        if self.advice:
+            text += ("\nWhat a recognizer finds is replaced; these survived replacement. If a text is no "
+                     "identifier, allow it (recorded in the manifest with who allowed it); or leave its "
+                     "message out (counted in the manifest):\n  " + "\n  ".join(self.advice))
+        super().__init__(text)
 
 
 def eligible(store: Store) -> list[str]:
@@ -128,19 +138,135 @@ def _persona_texts(persona, fn):
     return persona
 
 
-def _release_ts(ts: str, shift_days: int) -> str:
-    """A release timestamp: shifted by the participant's secret whole weeks, in UTC, to the minute."""
-    t = (datetime.fromisoformat(ts) + timedelta(days=shift_days)).astimezone(timezone.utc)
-    return t.replace(second=0, microsecond=0).isoformat()
+# --- what a release says about people: left-out messages, the anonymization pass, the time pass --
+# (kept together and apart from the writer: `export` calls each once)
+
+
+def _exclusions(entries: list[str], chosen: list[str]) -> dict[str, set[str]]:
+    """`--exclude` values (`PARTICIPANT:DAYID`, or `DAYID` when one participant is exported; a
+    claim id in place of a dayid) as participant -> ids."""
+    out: dict[str, set[str]] = {}
+    for e in entries:
+        e = e.strip()
+        if not e:
+            continue
+        if ":" in e:
+            p, x = e.rsplit(":", 1)
+        elif len(chosen) == 1:
+            p, x = chosen[0], e
+        else:
+            raise StoreError(f"--exclude {e!r}: several participants are exported; name one as PARTICIPANT:{e}")
+        if p not in chosen:
+            raise StoreError(f"--exclude {e!r}: {p!r} is not exported in this release")
+        out.setdefault(p, set()).add(x)
+    return out
+
+
+def _leave_out(msgs, claims: list[dict], persona, ids: set[str], participant: str):
+    """(messages, claims, persona) without the left-out messages and claims, and (messages, claims)
+    left out: a claim resting only on left-out messages goes too; citations of them disappear."""
+    if not ids:
+        return (msgs, claims, persona), (0, 0)
+    unknown = sorted(ids - {m.dayid for m in msgs} - {c.get("id") for c in claims})
+    if unknown:
+        raise StoreError(f"--exclude: {participant} has no message or claim {', '.join(unknown)}")
+    kept = [m for m in msgs if m.dayid not in ids]
+    out = []
+    for c in claims:
+        src = list(c.get("source_dayids") or [])
+        if c.get("id") in ids or (src and set(src) <= ids):
+            continue
+        c = {**c, "source_dayids": [d for d in src if d not in ids]}
+        for f in ("valid_from", "valid_to"):
+            if c.get(f) in ids:
+                c[f] = c["source_dayids"][0] if f == "valid_from" and c["source_dayids"] else None
+        out.append(c)
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: ([d for d in v if d not in ids] if k == "evidence" and isinstance(v, list) else strip(v))
+                    for k, v in x.items()}
+        return [strip(v) for v in x] if isinstance(x, list) else x
+
+    return (kept, out, strip(persona) if persona is not None else None), (len(msgs) - len(kept), len(claims) - len(out))
+
+
+def _anonymize(ps: Pseudonymizer, data: dict, shifts: dict[str, int], zones: dict[str, str | None],
+               produced: set[str]) -> dict[str, dict]:
+    """Every text a participant's files carry, in one pass per participant: dates shifted by their
+    offset (`consent.timeshift`), then one plan of names over all of them (messages, claims,
+    persona) applied to every one, so the same person has the same surrogate in every file."""
+    prepared, plans = {}, {}
+    for p, (msgs, claims, persona) in data.items():
+        days, first = shifts[p], timeshift.day_first(zones.get(p))
+        when = {m.dayid: datetime.fromisoformat(m.ts) for m in msgs}
+        start = next(iter(when.values()), None)
+
+        def shift(text, ref):
+            return timeshift.shift_text(text, days, ref, first, seen=produced)
+
+        texts = [shift(m.text, when[m.dayid]) for m in msgs]
+        claim_texts = [shift(c.get("text", ""), next((when[d] for d in c.get("source_dayids") or [] if d in when), start))
+                       for c in claims]
+        strings: list[str] = []
+        if persona is not None:
+            _persona_texts(persona, lambda x: strings.append(x) or x)
+        everything = texts + claim_texts + [shift(x, start) for x in strings]
+        prepared[p] = (everything, len(texts), len(claim_texts))
+        plans[p] = ps.plan(everything)
+    for plan in plans.values():  # no surrogate may be an original of anyone in the release
+        ps.ban(plan)
+    for p, plan in plans.items():  # a name found in anyone's texts is replaced in everyone's
+        for q, other in plans.items():
+            if q != p:
+                for key, kind in other.kinds.items():
+                    if key not in plan.kinds:
+                        plan.add(other.spelling[key], kind)
+                        plan.surnames |= {key} & other.surnames
+                        plan.anycase |= {key} & other.anycase
+    out = {}
+    for p, (msgs, claims, persona) in data.items():
+        everything, nm, nc = prepared[p]
+        ps.used = set()
+        done = ps.apply_many(everything, plans[p])
+        rest = iter(done[nm + nc:])
+        out[p] = {"texts": done[:nm], "claims": done[nm:nm + nc], "used": set(ps.used),
+                  "persona": _persona_texts(persona, lambda x: next(rest)) if persona is not None else None}
+    return out
+
+
+def _time_pass(root: Path, shifts: dict[str, int], manifest_days: int, produced: set[str]) -> None:
+    """Every timestamp in every file of the staged release, shifted: a participant's files by their
+    offset, the manifest (and anything outside a participant's folder) by the release's own."""
+    for f in sorted(root.rglob("*")):
+        if not f.is_file() or f.suffix not in (".json", ".jsonl"):
+            continue
+        rel = f.relative_to(root)
+        days = shifts.get(rel.parts[0], manifest_days) if len(rel.parts) > 1 else manifest_days
+        raw = f.read_text(encoding="utf-8")
+        if f.suffix == ".jsonl":
+            rows = [timeshift.shift_tree(json.loads(x), days, seen=produced) for x in raw.split("\n") if x.strip()]
+            new = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        else:
+            new = json.dumps(timeshift.shift_tree(json.loads(raw), days, seen=produced), ensure_ascii=False,
+                             indent=2) + "\n"
+        if new != raw:
+            f.write_text(new, encoding="utf-8")
 
 
 def export(store: Store, out, participants_: list[str] | None = None, seed: int = 0,
            deny_list: str | Path | None = None, recent_window: int = 6, probe_share: float = 0.1,
-           session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None) -> dict:
+           session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None,
+           exclude: list[str] = (), allow: list[str] = (), allowed_by: str | None = None) -> dict:
     """Write a gated release to `out`; returns a summary. Raises ReleaseRefused or StoreError.
 
-    `reissue=R`: write release R again (same seed, parameters and pseudonyms) without the members
-    who have withdrawn since (see consent.ledger); `participants_` is then not allowed.
+    `reissue=R`: write release R again (same seed, parameters and pseudonyms, the same messages
+    left out and texts allowed) without the members who have withdrawn since (see
+    consent.ledger); `participants_` is then not allowed.
+    `exclude`: messages (or claims) left out, as `PARTICIPANT:DAYID` (`DAYID` alone when one
+    participant is exported; a claim id in place of the dayid); counted in the manifest.
+    `allow`: texts a researcher reviewed as no identifier (a recognizer's false positive): never
+    replaced, never refused, listed in the manifest with `allowed_by`.
     """
     dest = Path(out)
     if (dest / ledger.MARKER).exists() or re.fullmatch(r"\..+\.staging-[0-9a-f]+", dest.name):
@@ -148,6 +274,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     removed = ledger.reconcile(store, dest.parent)  # a killed export's staging folder is never a release
     ok = eligible(store)
     pinned: dict[str, str] = {}
+    params_before: dict = {}
     if reissue is not None:
         row = store.conn.execute("SELECT state, seed, params FROM release_ledger WHERE release=?",
                                  (reissue,)).fetchone()
@@ -156,7 +283,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
                              + (f" (it is {row[0]})" if row else ""))
         if participants_:
             raise StoreError("a re-issue takes its participants from the ledger: do not name any")
-        params = json.loads(row[2])
+        params = params_before = json.loads(row[2])
         seed, recent_window = row[1], params.get("recent_window", recent_window)
         probe_share = params.get("probe_share", probe_share)
         session_gap_minutes = params.get("session_gap_minutes", session_gap_minutes)
@@ -186,9 +313,17 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         numbers = list(range(1, len(chosen) + 1))
         secrets.SystemRandom().shuffle(numbers)
         pids = {p: f"U{n:02d}" for p, n in zip(chosen, numbers)}
+    by_pid = {u: p for p, u in pids.items()}
+    left_out = _exclusions(list(exclude) + [f"{by_pid[u]}:{x}" for u, xs in params_before.get("excluded", {}).items()
+                                            if u in by_pid for x in xs], chosen)
+    allow = list(dict.fromkeys(list(allow) + [a["text"] for a in params_before.get("allowed", [])]))
+    allowed_by = allowed_by or next((a.get("by") for a in params_before.get("allowed", [])), None)
 
     deny = read_deny_list(deny_list) if deny_list else {}
-    data, cache = {}, {}
+    for p in chosen:
+        if len(p) >= 3:
+            deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
+    data, dropped = {}, {}
     for p in chosen:
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
@@ -196,67 +331,63 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
             c, pe = src(store, p)
             claims += list(c or [])
             persona = pe if pe is not None else persona
-        data[p] = (msgs, claims, persona)
-        stated = [m.text for m in msgs if m.sender == "user"] + [c.get("text", "") for c in claims]
-        for t, k in stated_terms(stated).items():
-            deny.setdefault(t, k)
-        for hits in recognizers.scan_many(stated, cache=cache):
-            for t, k in learned_terms(hits).items():
-                deny.setdefault(t, k)
-        if len(p) >= 3:
-            deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
-    ps = Pseudonymizer(deny, seed=seed)
-    ps.cache = cache
+        data[p], dropped[p] = _leave_out(msgs, claims, persona, left_out.get(p, set()), p)
+    ps = Pseudonymizer(deny, seed=seed, allowed=allow)
     if reissue is not None:
         ps.preload(dict(r) for r in store.conn.execute(
             "SELECT kind, original, surrogate FROM export_surrogates WHERE release=? AND participant IN "
             f"({','.join('?' * len(chosen))}) ORDER BY rowid", (reissue, *chosen)))
+    zones = {p: (participants.get(store, p) or {}).get("tz") for p in chosen}
+    produced: set[str] = set()  # every timestamp and date the time pass wrote (the gate allows no other)
+    people = _anonymize(ps, data, {p: secret[p][0] for p in chosen}, zones, produced)
 
     release_id = secrets.token_hex(8)
     files: dict[str, dict] = {}
-    used: dict[str, set] = {}
     counts = {}
     for p in chosen:
         msgs, claims, persona = data[p]
-        shift = secret[p][0]
-        ps.used = set()
-        persona_strings: list[str] = []
-        if persona is not None:
-            _persona_texts(persona, lambda x: persona_strings.append(x) or x)
-        claim_texts = [c.get("text", "") for c in claims]
-        done = ps.apply_many([m.text for m in msgs] + claim_texts + persona_strings)
-        texts, claim_out, persona_out = (done[:len(msgs)], done[len(msgs):len(msgs) + len(claims)],
-                                         iter(done[len(msgs) + len(claims):]))
-        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": _release_ts(m.ts, shift)}
-                for m, t in zip(msgs, texts)]
+        texts, claim_out, persona_out = people[p]["texts"], people[p]["claims"], people[p]["persona"]
+        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": m.ts} for m, t in zip(msgs, texts)]
         probes = _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes)
         prof = [{**c, "text": t} for c, t in zip(claims, claim_out)]
-        pers = _persona_texts(persona, lambda x: next(persona_out)) if persona is not None else None
-        used[p] = set(ps.used)
-        files[pids[p]] = {"conversation": conv, "profile": prof, "persona": pers, "chat_gold": probes}
+        files[pids[p]] = {"conversation": conv, "profile": prof, "persona": persona_out, "chat_gold": probes}
         counts[pids[p]] = {"messages": len(conv), "chat_rows": len(probes), "claims": len(prof)}
     order = sorted(pids.values())
     manifest = {"format": FORMAT, "version": VERSION, "recent_window": recent_window,
                 "participants": order, "counts": {u: counts[u] for u in order}, "release": release_id,
                 "generator": "consent.export", "seed": seed, "probe_share": probe_share,
                 "session_gap_minutes": session_gap_minutes, "recognizers": recognizers.VERSION,
-                "timestamps": "shifted per participant by a secret number of weeks, UTC, to the minute"}
+                "timestamps": "shifted per participant by a secret number of weeks, UTC, to the minute; "
+                              "dates inside texts shifted by the same weeks"}
+    excluded = {pids[p]: {"messages": n[0], "claims": n[1]} for p, n in dropped.items() if any(n)}
+    if excluded:
+        manifest["excluded"] = {u: excluded[u] for u in sorted(excluded)}
+    if allow:
+        manifest["allowed"] = [{"text": a, "by": allowed_by or "researcher"} for a in allow]
     if reissue is not None:
         manifest["reissue_of"] = reissue
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
-    params = {"recent_window": recent_window, "probe_share": probe_share, "session_gap_minutes": session_gap_minutes}
+    params = {"recent_window": recent_window, "probe_share": probe_share, "session_gap_minutes": session_gap_minutes,
+              "manifest_shift_days": params_before.get("manifest_shift_days", -7 * (4 + secrets.randbelow(101)))}
+    if excluded:  # by U-number: the ledger outlives erasure and holds no name
+        params["excluded"] = {pids[p]: sorted(left_out[p]) for p in chosen if left_out.get(p)}
+    if allow:
+        params["allowed"] = manifest["allowed"]
     with store.transaction() as conn:
         ledger.begin(conn, release_id, dest.resolve(), staging.resolve(), seed, params, pids, reissue)
     staging.mkdir()
     ledger.write_marker(staging)
     try:
         write(staging, manifest, files)
-        problems = check_release(staging, ps.identifiers(), ps.surrogates())
         write_feedback(store, staging, pids)  # live-trial feedback (see the end of this file)
+        _time_pass(staging, {pids[p]: secret[p][0] for p in chosen}, params["manifest_shift_days"], produced)
+        findings: list[Finding] = []
+        problems = check_release(staging, ps.identifiers(), ps.surrogates(), allowed=allow, cache=ps.cache,
+                                 times=produced, findings=findings)
         if problems:
-            raise ReleaseRefused(problems)
+            raise ReleaseRefused(problems, _how_to_proceed(staging, findings, by_pid, len(chosen)))
         (staging / ledger.MARKER).unlink()
         if dest.exists():
             shutil.rmtree(dest)
@@ -275,10 +406,12 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         for p in chosen:
             conn.execute("INSERT INTO export_members VALUES (?,?,?)", (release_id, p, pids[p]))
             conn.executemany("INSERT INTO export_surrogates VALUES (?,?,?,?,?)",
-                             [(release_id, p, m["kind"], m["original"], m["surrogate"]) for m in ps.mapping(used[p])])
+                             [(release_id, p, m["kind"], m["original"], m["surrogate"])
+                              for m in ps.mapping(people[p]["used"])])
             audit.record(conn, "exported", p, release=release_id, **counts[pids[p]])
     return {"release": release_id, "path": str(dest), "participants": {u: counts[u] for u in order},
-            "surrogates": len(ps.map), "reissue_of": reissue, "cleaned": removed}
+            "surrogates": len(ps.map), "reissue_of": reissue, "cleaned": removed,
+            "excluded": manifest.get("excluded", {}), "allowed": allow}
 
 
 def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
@@ -324,15 +457,71 @@ def _evidence(obj, where="") -> list[tuple[str, str]]:
     return out
 
 
-def _mask(term: str) -> str:
-    return term[0] + "*" * max(1, len(term) - 2) + (term[-1] if len(term) > 1 else "")
+SOURCES = {"checksum": "the check-digit rule", "pattern": "the pattern", "phone": "the phone-number parser",
+           "email": "the email rule", "url": "the web-address rule", "ip": "the IP-address rule",
+           "cue": "the cue word + number rule", "digits": "the long-number rule", "ner": "the NER model (spaCy)",
+           "name": "the name lists (first names, surnames)", "title": "the title rule (Mr, Dr ...)",
+           "script": "the non-Latin-script rule", "nickname": "the nickname rule",
+           "map": "the surrogate map (an original of this release)", "time": "the time pass"}
+
+
+@dataclass
+class Finding:
+    """One thing the gate found: where (file, line, field), what (text in full), and which rule."""
+    check: str
+    file: str
+    line: int | None
+    field: str
+    text: str
+    kind: str
+    source: str
+
+    def __str__(self) -> str:
+        where = self.file + (f" line {self.line}" if self.line else "") + f", field '{self.field}'"
+        if self.check == "time":
+            return f"time: {where}: {self.text!r} is a date or time the time pass did not shift"
+        by = {"pattern": f"the {self.kind} pattern", "checksum": f"the {self.kind} check-digit rule"}.get(
+            self.source, SOURCES.get(self.source, self.source))
+        if self.source == "map":
+            return f"identifiers: {where}: {self.kind} {self.text!r} ({by}) survives"
+        return f"identifiers: {where}: {self.kind} {self.text!r} (found by {by}) survives replacement"
+
+
+def _fields(obj, skip=("evidence", "ts", "at", "dayid", "probe_dayid", "recent_context", "episode_refs",
+                       "profile_refs", "grounding_dayids", "source_dayids", "valid_from", "valid_to"),
+            where="") -> list[tuple[str, str]]:
+    """(field path, string) of a JSON value, without the fields that hold dayids or times."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k not in skip:
+                out += _fields(v, skip, f"{where}.{k}" if where else k)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _fields(v, skip, f"{where}[{i}]")
+    elif isinstance(obj, str):
+        out.append((where, obj))
+    return out
+
+
+# Fields the recognizers read: participant text (the rest are ids, enumerations, arms, times).
+TEXT_FIELDS = re.compile(r"(?:^|\.)(?:text|question|answer|reference_reply|value|note)(?:$|\[)|^descriptions\[|"
+                         r"^slots\.")
 
 
 def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set[str] = frozenset(),
-                  detector: bool = True) -> list[str]:
-    """Every failing gate, one line per offending row ([] means the release may go)."""
+                  detector: bool = True, allowed=(), cache: dict | None = None, times: set | None = None,
+                  findings: list | None = None) -> list[str]:
+    """Every failing gate, one line per offending row ([] means the release may go).
+
+    `identifiers`: originals (of the surrogate map, the deny list) that may appear nowhere;
+    `surrogates` and `allowed` texts are no identifiers; `cache` is the export's scan cache (the
+    gate reads the very texts the export scanned last); `times`, when given, is every timestamp and
+    date the time pass wrote: any other in any file is refused. `findings` collects the
+    identifiers and time problems as `Finding`s."""
     root = Path(root)
     problems: list[str] = []
+    findings = [] if findings is None else findings
     try:
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -342,24 +531,40 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
     for d in folders:
         if d not in pids:
             problems.append(f"counts: folder {d}/ is not listed in {MANIFEST} participants")
-    words = sorted((t for t in identifiers if len(t) >= 2), key=len, reverse=True)
-    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(w) for w in words) + r")(?!\w)",
-                         re.IGNORECASE) if words else None
-    kind_of = {_norm("X", t): k for t, k in identifiers.items()}
+    ok = {_norm("X", a) for a in allowed}
+    listed = Plan()
+    for t, k in identifiers.items():
+        if len(t.strip()) >= 2 and _norm("X", t) not in ok:
+            listed.add(t.strip(), k)
 
-    pending: list[tuple[str, str]] = []  # (where, text field): the recognizers run once, batched
+    pending: list[tuple[str, int | None, str, str]] = []  # (file, line, field, text): recognizers run once, batched
 
-    def scan(rel: str, n, text: str, fields: list[str]) -> None:
-        nonlocal pending
-        where = f"{rel}" + (f" line {n}" if n else "")
-        if pattern is not None:
-            for m in pattern.finditer(text):
-                problems.append(f"identifiers: {where}: {kind_of.get(_norm('X', m.group(0)), 'listed')} "
-                                f"identifier {_mask(m.group(0))!r} survives")
-        if detector:
-            pending += [(where, f) for f in fields if f]
+    def found(f: Finding) -> None:
+        findings.append(f)
+        problems.append(str(f))
 
-    scan(MANIFEST, None, (root / MANIFEST).read_text(encoding="utf-8"), [])
+    cover = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(x) for x in sorted(surrogates, key=len, reverse=True)
+                                                 if x) + r")(?!\w)") if surrogates else None
+
+    def scan(rel: str, n, obj) -> None:
+        fields = _fields(obj)
+        for field, text in fields:
+            inside = [m.span() for m in cover.finditer(text)] if cover is not None else []
+            for m in listed.spans(text):  # an original, unless it is part of a surrogate ("[INSEE number 2]")
+                if not any(a <= m.start and m.end <= b for a, b in inside):
+                    found(Finding("identifiers", rel, n, field, m.text, m.kind, "map"))
+            if times is not None:
+                for expr in timeshift.dates_in_text(text):
+                    if expr not in times:
+                        found(Finding("time", rel, n, field, expr, "DATE", "time"))
+            if detector and text and TEXT_FIELDS.search(field):
+                pending.append((rel, n, field, text))
+        if times is not None:
+            for t in timeshift.timestamps(obj):
+                if t not in times:
+                    found(Finding("time", rel, n, "timestamp", t, "TIME", "time"))
+
+    scan(MANIFEST, None, {k: v for k, v in manifest.items() if k != "allowed"})
     for pid in pids:
         d = root / pid
         if not d.is_dir():
@@ -369,7 +574,7 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         conv = _lines(d / CONVERSATION)
         index = {r.get("dayid"): i for i, (_, r) in enumerate(conv)}
         for n, r in conv:
-            scan(rel, n, json.dumps(r, ensure_ascii=False), [r.get("text", "")])
+            scan(rel, n, r)
 
         def resolve(where, field, dayids, before=None):
             for x in dayids:
@@ -381,7 +586,7 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         gold = _lines(d / CHAT_GOLD)
         for n, g in gold:
             where = f"{pid}/{CHAT_GOLD} line {n}"
-            scan(f"{pid}/{CHAT_GOLD}", n, json.dumps(g, ensure_ascii=False), [g.get("reference_reply") or ""])
+            scan(f"{pid}/{CHAT_GOLD}", n, g)
             resolve(where, "probe_dayid", [g.get("probe_dayid")])
             at = index.get(g.get("probe_dayid"))
             for f in ("recent_context", "episode_refs", "grounding_dayids"):
@@ -389,29 +594,60 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         prof = _lines(d / PROFILE)
         for n, c in prof:
             where = f"{pid}/{PROFILE} line {n}"
-            scan(f"{pid}/{PROFILE}", n, json.dumps(c, ensure_ascii=False), [c.get("text", "")])
+            scan(f"{pid}/{PROFILE}", n, c)
             resolve(where, "source_dayids", c.get("source_dayids") or [])
             resolve(where, "valid_from", [c["valid_from"]] if c.get("valid_from") else [])
             resolve(where, "valid_to", [c["valid_to"]] if c.get("valid_to") else [])
         qa = _lines(d / QA)
         for n, q in qa:
-            scan(f"{pid}/{QA}", n, json.dumps(q, ensure_ascii=False), [q.get("question", ""), q.get("answer", "")])
+            scan(f"{pid}/{QA}", n, q)
             resolve(f"{pid}/{QA} line {n}", "evidence_dayids", q.get("evidence_dayids") or [])
+        for f in sorted(d.glob("*.jsonl")):  # every other file of the participant (feedback ...)
+            if f.name not in (CONVERSATION, CHAT_GOLD, PROFILE, QA):
+                for n, r in _lines(f):
+                    scan(f"{pid}/{f.name}", n, r)
         if (d / PERSONA).exists():
             persona = json.loads((d / PERSONA).read_text(encoding="utf-8"))
-            texts = []
-            _persona_texts(persona, lambda s: texts.append(s) or s)
-            scan(f"{pid}/{PERSONA}", None, json.dumps(persona, ensure_ascii=False), texts)
+            scan(f"{pid}/{PERSONA}", None, persona)
             for field, x in _evidence(persona):
                 resolve(f"{pid}/{PERSONA}", field, [x])
         have = {"messages": len(conv), "chat_rows": len(gold), "claims": len(prof), "qa": len(qa)}
         for k, want in (manifest.get("counts", {}).get(pid) or {}).items():
             if k in have and want != have[k]:
                 problems.append(f"counts: {MANIFEST} counts.{pid}.{k} says {want}, the files hold {have[k]}")
-    for (where, text), hits in zip(pending, recognizers.scan_many([t for _, t in pending])):
+    for (rel, n, field, text), hits in zip(pending, recognizers.scan_many([t for *_, t in pending], cache=cache)):
         for h in recognizers.uncovered(text, hits, surrogates):
-            problems.append(f"identifiers: {where}: recognizers find a {h.kind} {_mask(h.text)!r} that is no surrogate")
+            if _norm("X", h.text) not in ok:
+                found(Finding("identifiers", rel, n, field, h.text, h.kind, h.source))
     return problems
+
+
+def _how_to_proceed(root: Path, findings: list[Finding], by_pid: dict[str, str], n_participants: int) -> list[str]:
+    """What the researcher can do about each refused text: allow it, or leave its message out."""
+    out, seen = [], set()
+    rows: dict[str, list[dict]] = {}
+    for f in findings:
+        if f.check != "identifiers":
+            continue
+        pid = f.file.split("/", 1)[0]
+        who = by_pid.get(pid)
+        if f.file not in rows and (root / f.file).is_file():
+            rows[f.file] = [r for _, r in _lines(root / f.file)] if f.file.endswith(".jsonl") else []
+        row = rows.get(f.file, [])[f.line - 1] if f.line and len(rows.get(f.file, [])) >= f.line else {}
+        key = row.get("dayid") or row.get("id") or row.get("probe_dayid")
+        what = f"--allow {shlex.quote(f.text)}"
+        if who and key and f.file.endswith((CONVERSATION, PROFILE)):
+            target = f"{who}:{key}" if n_participants > 1 else key
+            what += f"  or  --exclude {shlex.quote(target)}" + (" (the message is left out)" if f.file.endswith(
+                CONVERSATION) else " (the claim is left out)")
+        elif who and f.file.endswith(CHAT_GOLD):
+            what += "  (it is a companion reply: the conversation line with the same text can be left out)"
+        line = f"{f.file}" + (f" line {f.line}" if f.line else "") + (f" ({who}, {key})" if who and key else
+                                                                        f" ({who})" if who else "") + f": {what}"
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out
 
 
 # --- feedback.jsonl (live trials; docs/FORMAT.md) ------------------------------------------------

@@ -70,11 +70,12 @@ def test_a_spanish_dni_needs_its_check_letter():
 
 def test_held_out_planted_set():
     """The held-out set (written before the recognizers): survivors as measured at the end of
-    this work (5 of 51, see the bench), and not one ordinary word replaced; the gate passes."""
+    this work (3 of 51, see the bench; 5 before the third round), and not one ordinary word
+    replaced; the gate passes."""
     r = anonymization_bench.run()
     assert r["planted"] == 51
-    assert r["gate_refused"] == []
-    assert r["verbatim_survivors"] + r["partial_survivors"] <= 5, r["survivors"]
+    assert r["gate_refused"] == 0
+    assert r["verbatim_survivors"] + r["partial_survivors"] <= 3, r["survivors"]
     assert r["ordinary_words_replaced"] == 0, r["replaced"]
 
 
@@ -141,11 +142,11 @@ def test_the_gate_names_file_row_and_kind_of_a_surviving_identifier(two, tmp_pat
     bad["text"] = "sure, and my NI is JX 44 55 66 B, Zoë Brandt knows"
     conv.write_text("\n".join([rows[0], json.dumps(bad, ensure_ascii=False)] + rows[2:]) + "\n")
     problems = exporter.check_release(tmp_path / "rel", {}, surr)
-    assert f"identifiers: {pid['bob']}/conversation.jsonl line 2: recognizers find a UK_NI 'J***********B' " \
-           "that is no surrogate" in problems
-    assert any(p.startswith(f"identifiers: {pid['bob']}/conversation.jsonl line 2: recognizers find a PERSON")
-               for p in problems)
-    assert len(problems) == 2
+    assert problems == [
+        f"identifiers: {pid['bob']}/conversation.jsonl line 2, field 'text': UK_NI 'JX 44 55 66 B' (found by the "
+        "UK_NI pattern) survives replacement",
+        f"identifiers: {pid['bob']}/conversation.jsonl line 2, field 'text': PERSON 'Zoë Brandt' (found by the NER "
+        "model (spaCy)) survives replacement"]
 
 
 def test_surrogates_are_consistent_across_participants_and_files(two, tmp_path):

@@ -183,8 +183,11 @@ def test_gate_no_identifier_survives(good, tmp_path):
     _edit(d / B / "conversation.jsonl", 2, lambda r: r.update(text="Hi to Lena!"))
     _edit(d / B / "conversation.jsonl", 3, lambda r: r.update(text="mail zed@corp-mail.io now"))
     p = exporter.check_release(d, good[1], good[2])
-    assert f"identifiers: {B}/conversation.jsonl line 2: PERSON identifier 'L**a' survives" in p
-    assert any(x.startswith(f"identifiers: {B}/conversation.jsonl line 3: recognizers find a EMAIL") for x in p)
+    # the researcher sees their own data in full: file, line, field, text, and which rule found it
+    assert (f"identifiers: {B}/conversation.jsonl line 2, field 'text': PERSON 'Lena' (the surrogate map "
+            "(an original of this release)) survives") in p
+    assert (f"identifiers: {B}/conversation.jsonl line 3, field 'text': EMAIL 'zed@corp-mail.io' (found by the "
+            "EMAIL pattern) survives replacement") in p
 
 
 def test_gate_counts_agree(good, tmp_path):

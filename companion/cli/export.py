@@ -23,12 +23,20 @@ from memory.store import StoreError
 @click.option("--overwrite", is_flag=True, help="Replace an earlier release at --out.")
 @click.option("--reissue", default=None, metavar="RELEASE",
               help="Write RELEASE again to --out without the participants who withdrew since (same U-numbers).")
+@click.option("--exclude", "exclude", multiple=True, metavar="[PARTICIPANT:]DAYID",
+              help="Leave this message (or claim id) out of the release; counted in the manifest. "
+                   "PARTICIPANT: is needed when several are exported. Repeatable.")
+@click.option("--allow", "allow", multiple=True, metavar="TEXT",
+              help="A reviewed false positive: TEXT is no identifier, never replaced or refused; recorded "
+                   "in the manifest with --allowed-by. Repeatable.")
+@click.option("--allowed-by", default=None, metavar="NAME",
+              help="Who reviewed the --allow texts (default: this machine's user name).")
 @click.option("--ledger", "show_ledger", is_flag=True, help="List every release: folder, state, U-numbers.")
 @click.option("--recalls", is_flag=True, help="List releases holding someone who has withdrawn since.")
 @common
 @guarded("researcher")
-def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, reissue, show_ledger,
-               recalls, settings):
+def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, overwrite, reissue, exclude, allow,
+               allowed_by, show_ledger, recalls, settings):
     """Write an anonymized release for participants who consented to export; refuse it if a gate fails."""
     from consent import export as exporter
     from consent import ledger
@@ -53,10 +61,15 @@ def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, o
     if not out:
         fail("--out is required to write a release")
     names = [p.strip() for p in participants.split(",") if p.strip()] if participants else None
+    if allow and not allowed_by:
+        import getpass
+
+        allowed_by = getpass.getuser()
     try:
         r = exporter.export(open_store(settings), out, names, seed=seed, deny_list=deny_list,
                             recent_window=settings.recent_window if recent_window is None else recent_window,
-                            probe_share=probe_share, overwrite=overwrite, reissue=reissue)
+                            probe_share=probe_share, overwrite=overwrite, reissue=reissue, exclude=list(exclude),
+                            allow=list(allow), allowed_by=allowed_by)
     except exporter.ReleaseRefused as e:
         fail(str(e))
     except (StoreError, FileExistsError, ValueError) as e:
@@ -64,7 +77,11 @@ def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, o
     for path in r["cleaned"]:
         click.echo(f"removed {path}: an unfinished export's staging folder (it never passed the gates)")
     for pid, c in r["participants"].items():
-        click.echo(f"{pid}: {c['messages']} messages, {c['chat_rows']} probe candidates, {c['claims']} claims")
+        left = r["excluded"].get(pid)
+        click.echo(f"{pid}: {c['messages']} messages, {c['chat_rows']} probe candidates, {c['claims']} claims"
+                   + (f" ({left['messages']} messages, {left['claims']} claims left out)" if left else ""))
+    if r["allowed"]:
+        click.echo(f"allowed as no identifier (in the manifest): {', '.join(map(repr, r['allowed']))}")
     again = f" (re-issue of {r['reissue_of']})" if r["reissue_of"] else ""
     click.echo(f"release {r['release']}{again} written to {r['path']} ({r['surrogates']} surrogates, "
                "map kept in the database)")
