@@ -50,7 +50,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from consent import audit, ledger, recognizers, records
+from pydantic import ValidationError
+
+from consent import audit, ledger, progress, recognizers, records
+from consent.formats import ChatProbe, ConversationRow, FeedbackRow, Manifest, Persona, ProfileClaim, describe
 from consent.pseudonymize import Pseudonymizer, _norm, learned_terms, read_deny_list, stated_terms
 from memory import messages, participants, registry
 from memory.store import Store, StoreError
@@ -136,8 +139,13 @@ def _release_ts(ts: str, shift_days: int) -> str:
 
 def export(store: Store, out, participants_: list[str] | None = None, seed: int = 0,
            deny_list: str | Path | None = None, recent_window: int = 6, probe_share: float = 0.1,
-           session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None) -> dict:
+           session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None,
+           show_progress: bool | None = False) -> dict:
     """Write a gated release to `out`; returns a summary. Raises ReleaseRefused or StoreError.
+
+    Every row is built as its consent.formats model, and the written folder passes the structural
+    checks of `release check` (consent.releasecheck.STRUCTURE) before it is moved into place.
+    `show_progress` None: a progress bar on a terminal (consent.progress).
 
     `reissue=R`: write release R again (same seed, parameters and pseudonyms) without the members
     who have withdrawn since (see consent.ledger); `participants_` is then not allowed.
@@ -189,7 +197,9 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
 
     deny = read_deny_list(deny_list) if deny_list else {}
     data, cache = {}, {}
+    bar = progress.bar(total=2 * len(chosen), desc="export: reading", unit="step", show=show_progress)
     for p in chosen:
+        bar.update(1)
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
         for src in profile_sources():
@@ -216,7 +226,9 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     files: dict[str, dict] = {}
     used: dict[str, set] = {}
     counts = {}
+    bar.set_description("export: pseudonymizing")
     for p in chosen:
+        bar.update(1)
         msgs, claims, persona = data[p]
         shift = secret[p][0]
         ps.used = set()
@@ -227,11 +239,15 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         done = ps.apply_many([m.text for m in msgs] + claim_texts + persona_strings)
         texts, claim_out, persona_out = (done[:len(msgs)], done[len(msgs):len(msgs) + len(claims)],
                                          iter(done[len(msgs) + len(claims):]))
-        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": _release_ts(m.ts, shift)}
-                for m, t in zip(msgs, texts)]
-        probes = _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes)
-        prof = [{**c, "text": t} for c, t in zip(claims, claim_out)]
+        conv = [_row(ConversationRow, f"{pids[p]}/{CONVERSATION}", n, {
+            "dayid": m.dayid, "sender": m.sender, "text": t, "ts": _release_ts(m.ts, shift)})
+            for n, (m, t) in enumerate(zip(msgs, texts), 1)]
+        probes = [_row(ChatProbe, f"{pids[p]}/{CHAT_GOLD}", n, g) for n, g in enumerate(
+            _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes), 1)]
+        prof = [_row(ProfileClaim, f"{pids[p]}/{PROFILE}", n, {**c, "text": t})
+                for n, (c, t) in enumerate(zip(claims, claim_out), 1)]
         pers = _persona_texts(persona, lambda x: next(persona_out)) if persona is not None else None
+        pers = _row(Persona, f"{pids[p]}/{PERSONA}", None, pers) if pers is not None else None
         used[p] = set(ps.used)
         files[pids[p]] = {"conversation": conv, "profile": prof, "persona": pers, "chat_gold": probes}
         counts[pids[p]] = {"messages": len(conv), "chat_rows": len(probes), "claims": len(prof)}
@@ -243,6 +259,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
                 "timestamps": "shifted per participant by a secret number of weeks, UTC, to the minute"}
     if reissue is not None:
         manifest["reissue_of"] = reissue
+    manifest = _row(Manifest, MANIFEST, None, manifest)
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
@@ -253,8 +270,13 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     ledger.write_marker(staging)
     try:
         write(staging, manifest, files)
-        problems = check_release(staging, ps.identifiers(), ps.surrogates())
         write_feedback(store, staging, pids)  # live-trial feedback (see the end of this file)
+        bar.close()
+        problems = check_release(staging, ps.identifiers(), ps.surrogates(), show_progress=show_progress)
+        from consent import releasecheck  # the release must pass its own check, whatever the writer did
+
+        problems += [str(f) for f in releasecheck.check(staging, checks=releasecheck.STRUCTURE).failures
+                     if f.file != ledger.MARKER]  # the staging marker goes once every gate has passed
         if problems:
             raise ReleaseRefused(problems)
         (staging / ledger.MARKER).unlink()
@@ -262,6 +284,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
             shutil.rmtree(dest)
         staging.rename(dest)
     except BaseException as e:
+        bar.close()
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(e, Exception):
             with store.transaction() as conn:
@@ -279,6 +302,15 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
             audit.record(conn, "exported", p, release=release_id, **counts[pids[p]])
     return {"release": release_id, "path": str(dest), "participants": {u: counts[u] for u in order},
             "surrogates": len(ps.map), "reissue_of": reissue, "cleaned": removed}
+
+
+def _row(model, rel: str, line: int | None, data: dict) -> dict:
+    """A release row built as its format model (consent.formats), as written; a source that gives
+    a row the format cannot hold refuses the release, naming file, line and field."""
+    try:
+        return model.model_validate(data).model_dump(mode="json", exclude_unset=True)
+    except ValidationError as e:
+        raise ReleaseRefused([f"schema: {rel}" + (f" line {line}" if line else "") + f": {describe(e)}"]) from None
 
 
 def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
@@ -329,7 +361,7 @@ def _mask(term: str) -> str:
 
 
 def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set[str] = frozenset(),
-                  detector: bool = True) -> list[str]:
+                  detector: bool = True, show_progress: bool | None = False) -> list[str]:
     """Every failing gate, one line per offending row ([] means the release may go)."""
     root = Path(root)
     problems: list[str] = []
@@ -408,7 +440,10 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         for k, want in (manifest.get("counts", {}).get(pid) or {}).items():
             if k in have and want != have[k]:
                 problems.append(f"counts: {MANIFEST} counts.{pid}.{k} says {want}, the files hold {have[k]}")
-    for (where, text), hits in zip(pending, recognizers.scan_many([t for _, t in pending])):
+    texts = [t for _, t in pending]
+    with progress.bar(total=len(texts), desc="export: identifiers", unit="text", show=show_progress) as bar:
+        found = progress.scan_many(texts, bar)
+    for (where, text), hits in zip(pending, found):
         for h in recognizers.uncovered(text, hits, surrogates):
             problems.append(f"identifiers: {where}: recognizers find a {h.kind} {_mask(h.text)!r} that is no surrogate")
     return problems
@@ -430,8 +465,10 @@ def write_feedback(store: Store, root: Path, pids: dict[str, str]) -> None:
 
     for p, pid in pids.items():
         replies = {r.get("dayid") for _, r in _lines(root / pid / CONVERSATION) if r.get("sender") == "companion"}
-        rows = [{"dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
-                 "via": f.via, "at": f.created_at} for f in feedback.history(store, p) if f.dayid in replies]
+        rows = [_row(FeedbackRow, f"{pid}/{FEEDBACK}", n, {
+            "dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
+            "via": f.via, "at": f.created_at})
+            for n, f in enumerate((f for f in feedback.history(store, p) if f.dayid in replies), 1)]
         if rows:
             (root / pid / FEEDBACK).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                                                encoding="utf-8")

@@ -9,7 +9,7 @@ A release arrives from elsewhere (a copy, an archive, a colleague's disk), so ev
   device, a socket, a folder or a file of another name) is named by `layout` and never opened.
 - **No link is followed, nothing blocks.** Files are opened relative to a folder opened with
   O_NOFOLLOW, themselves with O_NOFOLLOW | O_NONBLOCK, and fstat'ed: only a regular file is read.
-- **Bounded reads.** A file over `MAX_FILE_BYTES` or a line over `MAX_LINE_BYTES` is refused by
+- **Bounded reads.** A file over `MAX_FILE_BYTES` or a line over `MAX_LINE_CHARS` is refused by
   name before it is held in memory; JSON nested deeper than `MAX_DEPTH`, numbers too long for
   Python's int conversion, invalid UTF-8 and lines that are not JSON objects are named errors.
 
@@ -37,7 +37,9 @@ PARTICIPANT_ID = re.compile(r"U\d{2,6}")
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a release of a year of daily chat is a few MB per participant
-MAX_LINE_BYTES = 1_000_000  # one row; a message is at most 20,000 characters (memory.messages)
+MAX_LINE_CHARS = 1_000_000  # one row; a message is at most 20,000 characters (memory.messages)
+MAX_LINE_BYTES = 4 * MAX_LINE_CHARS  # what is read of a line before it is refused unread (UTF-8: <= 4 bytes a character)
+_CONTINUATION = bytes(range(0x80, 0xC0))
 MAX_DEPTH = 32  # the deepest row of the format (an annotated probe's trace) nests 4 levels
 
 
@@ -230,7 +232,8 @@ def read_object(root: str | Path, rel: str) -> dict:
 
 def iter_jsonl(root: str | Path, rel: str) -> Iterator[tuple[int, dict | ReleaseFileError]]:
     """(line, object) for every non-blank line, or (line, error) for a line that is not one; a
-    line longer than MAX_LINE_BYTES is skipped unread. Errors of the file itself are raised."""
+    line longer than MAX_LINE_CHARS is refused (past MAX_LINE_BYTES, skipped unread). Errors of the
+    file itself are raised."""
     f = _open(Path(root), rel)
     with os.fdopen(f, "rb") as fh:
         n = 0
@@ -240,15 +243,17 @@ def iter_jsonl(root: str | Path, rel: str) -> Iterator[tuple[int, dict | Release
                 return
             n += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                size = len(raw)
+                chars = len(raw.translate(None, _CONTINUATION))
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line, never holding it
                     raw = fh.readline(1 << 20)
-                    size += len(raw)
-                yield n, ReleaseFileError(rel, n, f"{size:,} bytes, more than the {MAX_LINE_BYTES:,} a line may "
-                                                  "hold (one row per line)")
+                    chars += len(raw.translate(None, _CONTINUATION))
+                yield n, _too_long(rel, n, chars - raw.endswith(b"\n"))
                 continue
             try:
                 text = _decode(rel, raw, n)
+                if len(text.rstrip("\r\n")) > MAX_LINE_CHARS:
+                    yield n, _too_long(rel, n, len(text.rstrip("\r\n")))
+                    continue
                 if not text.strip():
                     continue
                 value = parse(rel, n, text)
@@ -259,6 +264,11 @@ def iter_jsonl(root: str | Path, rel: str) -> Iterator[tuple[int, dict | Release
                 yield n, ReleaseFileError(rel, n, f"expected a JSON object, got {type(value).__name__}")
                 continue
             yield n, value
+
+
+def _too_long(rel: str, n: int, chars: int) -> ReleaseFileError:
+    return ReleaseFileError(rel, n, f"{chars:,} characters, more than the {MAX_LINE_CHARS:,} a line may hold "
+                                    "(one row per line)")
 
 
 def read_jsonl(root: str | Path, rel: str) -> list[tuple[int, dict]]:
