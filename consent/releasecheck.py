@@ -60,6 +60,7 @@ class Failure:
     file: str
     row: int | None
     message: str
+    unreadable: bool = False  # the folder or a file is not a release that can be read (exit 2)
 
     def __str__(self) -> str:
         return f"{self.check}: {self.file}" + (f" line {self.row}" if self.row else "") + f": {self.message}"
@@ -74,12 +75,18 @@ class Report:
     def ok(self) -> bool:
         return not self.failures
 
+    @property
+    def unreadable(self) -> bool:
+        """Not a release one can read: a file a release may not hold, bytes that are no JSON row,
+        or a manifest that does not fit its model (`release check` exits 2, not 1)."""
+        return any(f.unreadable for f in self.failures)
+
     def failed(self, check: str) -> list[Failure]:
         return [f for f in self.failures if f.check == check]
 
     def summary(self) -> dict:
         return {"ok": self.ok, "checks": {c: len(self.failed(c)) for c in CHECKS},
-                "failures": [f.__dict__ for f in self.failures], "notes": self.notes}
+                "unreadable": self.unreadable, "failures": [f.__dict__ for f in self.failures], "notes": self.notes}
 
 
 # --- identifier recognizers ------------------------------------------------------------------------
@@ -128,20 +135,20 @@ class _Reader:
     def __init__(self, root: Path, report: Report, readable: set[str]):
         self.root, self.report, self.readable = root, report, readable
 
-    def fail(self, check: str, rel: str, row: int | None, message: str) -> None:
-        self.report.failures.append(Failure(check, rel, row, message))
+    def fail(self, check: str, rel: str, row: int | None, message: str, unreadable: bool = False) -> None:
+        self.report.failures.append(Failure(check, rel, row, message, unreadable or check == "files"))
 
     def has(self, rel: str) -> bool:
         return rel in self.readable
 
     def _validate(self, rel: str, n: int | None, model: type[BaseModel], obj) -> BaseModel | None:
         if not isinstance(obj, dict):
-            self.fail("schema", rel, n, f"expected a JSON object, got {type(obj).__name__}")
+            self.fail("schema", rel, n, f"expected a JSON object, got {type(obj).__name__}", unreadable=True)
             return None
         try:
             return model.model_validate(obj)
         except ValidationError as e:
-            self.fail("schema", rel, n, describe(e))
+            self.fail("schema", rel, n, describe(e), unreadable=rel == MANIFEST)
             return None
 
     def json(self, rel: str, model: type[BaseModel]) -> tuple[dict | None, BaseModel | None]:
@@ -150,7 +157,7 @@ class _Reader:
         try:
             raw = releasefiles.read_json(self.root, rel)
         except ReleaseFileError as e:
-            self.fail(e.check, rel, e.line, e.message)
+            self.fail(e.check, rel, e.line, e.message, unreadable=True)
             return None, None
         return (raw if isinstance(raw, dict) else None), self._validate(rel, None, model, raw)
 
@@ -162,11 +169,11 @@ class _Reader:
         try:
             for n, raw in releasefiles.iter_jsonl(self.root, rel):
                 if isinstance(raw, ReleaseFileError):
-                    self.fail("schema", rel, raw.line, raw.message)
+                    self.fail("schema", rel, raw.line, raw.message, unreadable=True)
                     continue
                 out.append((n, _view(raw), self._validate(rel, n, model, raw)))
         except ReleaseFileError as e:
-            self.fail(e.check, rel, e.line, e.message)
+            self.fail(e.check, rel, e.line, e.message, unreadable=True)
         return out
 
 
@@ -236,7 +243,8 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
     root = Path(root)
     report = Report()
     if not releasefiles.exists(root, MANIFEST):
-        report.failures.append(Failure("schema", MANIFEST, None, f"no {MANIFEST} in {root} (not a release folder)"))
+        report.failures.append(Failure("schema", MANIFEST, None, f"no {MANIFEST} in {root} (not a release folder)",
+                                       unreadable=True))
         return report
     r = _Reader(root, report, {MANIFEST})
     raw_manifest, manifest = r.json(MANIFEST, Manifest)
