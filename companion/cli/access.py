@@ -32,7 +32,7 @@ FAILURES_FILE = "auth-failures.json"
 def limiter(settings):
     from companion import auth
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return auth.FileRateLimiter(settings.data_dir / FAILURES_FILE)
 
 
