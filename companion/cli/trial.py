@@ -139,12 +139,12 @@ def trial_report(who, since, control, bootstrap, seed, as_json, out, settings):
 
     if bootstrap < 1:
         fail(f"--bootstrap must be at least 1, got {bootstrap}")
-    if not out and not as_json:
-        fail("give --out DIR (report.md, report.json, plots) or --json (report.json on stdout), or both")
     store = open_store(settings)
     for p in who:
         if not participants.exists(store, p):
             unknown(p)
+    if not out and not as_json:
+        fail("give --out DIR (report.md, report.json, plots) or --json (report.json on stdout), or both")
     try:
         doc = trialreport.report(store, list(who) or None, since, control, bootstrap, seed,
                                  command=command_line(sys.argv[1:]), show_progress=None)
