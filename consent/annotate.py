@@ -407,10 +407,19 @@ def finalize(root: str | Path, annotator: str, show_progress: bool | None = Fals
     ReleaseCheckFailed names the failures and the release is as it was.
     """
     root = Path(root)
+    try:
+        return _finalize(root, annotator, show_progress)
+    except ReleaseCheckFailed:
+        raise
+    except AnnotationError as e:  # refused while reading, before anything was written
+        raise AnnotationError(f"{e}\nnothing was written") from None
+
+
+def _finalize(root: Path, annotator: str, show_progress: bool | None) -> dict:
     pids = _participants(root)
     _, bad = releasefiles.layout(root, pids)
     if bad:
-        raise AnnotationError("the release holds what a release may not; nothing was written:\n  "
+        raise AnnotationError("the release holds what a release may not:\n  "
                               + "\n  ".join(f"files: {rel}: {why}" for rel, why in bad))
     st = state(root, annotator)
     ready, unfinished = {}, []
@@ -442,7 +451,7 @@ def finalize(root: str | Path, annotator: str, show_progress: bool | None = Fals
         shutil.rmtree(old, ignore_errors=True)
     except ReleaseFileError as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise AnnotationError(f"{e}; nothing was written") from None
+        raise AnnotationError(str(e)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

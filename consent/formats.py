@@ -296,7 +296,7 @@ class StageC(_Stage):
 
 
 class StageD(_Stage):
-    reference_reply: str = Field(min_length=1)
+    reference_reply: str = Field(min_length=1, max_length=20_000)  # a message's length at most
 
 
 class StageE(_Stage):

@@ -529,7 +529,14 @@ def _sampling(r: _Reader, raw: dict, pids: list[str], proportional: dict[str, li
 
 def _identifiers(r: _Reader, texts, meta, originals: dict[str, str] | None, show_progress: bool | None) -> None:
     vocab = surrogate_pools()
-    todo = [(rel, n, k, s) for rel, n, k, s in texts if s and s.strip()]
+    todo = []
+    for rel, n, k, s in texts:
+        if len(s) > releasefiles.MAX_TEXT_CHARS:
+            r.fail("schema", rel, n, f"field '{k}': {len(s):,} characters, more than the "
+                                     f"{releasefiles.MAX_TEXT_CHARS:,} a text field may hold: not scanned",
+                   unreadable=True)
+        elif s and s.strip():
+            todo.append((rel, n, k, s))
     with progress.bar(total=len(todo), desc="identifiers", unit="text", show=show_progress) as bar:
         hits = progress.scan_many([s for *_, s in todo], bar)
     for (rel, n, k, s), hs in zip(todo, hits):

@@ -40,6 +40,10 @@ MAX_FILE_BYTES = 256 * 1024 * 1024  # a release of a year of daily chat is a few
 MAX_LINE_CHARS = 1_000_000  # one row; a message is at most 20,000 characters (memory.messages)
 MAX_LINE_BYTES = 4 * MAX_LINE_CHARS  # what is read of a line before it is refused unread (UTF-8: <= 4 bytes a character)
 _CONTINUATION = bytes(range(0x80, 0xC0))
+# One text field: a message holds at most 20,000 characters (memory.messages); surrogates may make
+# it a little longer. Longer text is refused unscanned (the recognizers' NER needs ~1 GB per
+# 100,000 characters).
+MAX_TEXT_CHARS = 40_000
 MAX_DEPTH = 32  # the deepest row of the format (an annotated probe's trace) nests 4 levels
 
 
