@@ -30,7 +30,8 @@ def release():
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @common
 def release_check(folder, surrogate_map, researcher_password, as_json, settings):
-    """Run every named check; exit 1 if any fails."""
+    """Run every named check; exit 1 if any fails, 2 if the folder is not a release that can be
+    read (a link, FIFO, device or unknown file in it, a file that is no JSON rows, a broken manifest)."""
     from consent import releasecheck
 
     originals = None
@@ -43,7 +44,7 @@ def release_check(folder, surrogate_map, researcher_password, as_json, settings)
         originals = releasecheck.originals_from_store(open_store(settings), rid) if rid else None
         if originals is None:
             fail(f"release {rid!r} was not exported from {settings.data_dir}: no surrogate map to check against")
-    report = releasecheck.check(folder, originals)
+    report = releasecheck.check(folder, originals, show_progress=None)
     if as_json:
         click.echo(json.dumps(report.summary(), ensure_ascii=False, indent=2))
     else:
@@ -56,7 +57,9 @@ def release_check(folder, surrogate_map, researcher_password, as_json, settings)
             click.echo(f"note: {n}")
         if originals is not None:
             click.echo(f"note: looked for {len(originals)} originals of the surrogate map")
-    sys.exit(0 if report.ok else 1)
+        if report.unreadable:
+            click.echo(f"error: {folder} is not a release that can be read (see files and schema above)", err=True)
+    sys.exit(0 if report.ok else 2 if report.unreadable else 1)
 
 
 @click.group("annotate")
@@ -221,7 +224,7 @@ def annotate_finalize(folder, annotator):
     """Write the fully confirmed probes into chat_gold.jsonl as scoreable rows, if `release check` passes."""
     from consent import annotate as A
 
-    r = A.finalize(folder, annotator)
+    r = A.finalize(folder, annotator, show_progress=None)
     click.echo(f"{len(r['finalized'])} probes finalized ({r['scoreable']} scoreable); "
                f"{len(r['unfinished'])} started but unfinished; release check passed")
     for n in r["notes"]:

@@ -2,7 +2,11 @@
 and the researcher tab's "Trial results" panel.
 
 Turns are the traces that ran a gate (a reply the wrapper gave without the model, e.g. a "yes"
-to a held action, ran no arm and is left out). Each turn's outcomes are read when the report
+to a held action, ran no arm and is left out). Only turns a trial assigned (fixed or randomized)
+are arms; turns that ran the configured arm (before a participant's first assignment, or after
+`trial clear`) are counted apart, never as an arm. The reference arm is the one named
+(`--control`), else the first arm given to `trial randomize` (recorded in every randomized
+turn's trace). Each turn's outcomes are read when the report
 is made: the reply's standing feedback (memory.feedback) and the implicit signals in the
 participant's next message (memory.signals, versioned rules). Rates are pooled over turns
 (micro); differences between arms come with 95% participant-cluster bootstrap intervals
@@ -63,6 +67,8 @@ class Turn:
     rating: int = 0
     tag: str | None = None
     signals: list[str] = field(default_factory=list)
+    assignment: str | None = None  # settings (outside any trial), fixed or randomized
+    control: str | None = None  # the randomized trial's first arm
 
 
 def _metric(value, n, interval=None, reason=None) -> dict:
@@ -129,8 +135,52 @@ def collect(store: Store, who: list[str] | None = None, since: str | None = None
             out.append(Turn(p, t.arm["name"], t.arm.get("gate", ""), t.id, t.dayid, t.reply_dayid, t.created_at,
                             bool(t.decision and t.decision.get("retrieve")), t.latency_ms.get("total"),
                             f.rating if f else 0, f.tag if f else None,
-                            sig.get(t.reply_dayid, []) if t.reply_dayid else []))
+                            sig.get(t.reply_dayid, []) if t.reply_dayid else [],
+                            t.arm.get("assignment") or "settings", t.arm.get("control")))
     return out
+
+
+TRIAL = ("fixed", "randomized", None)  # None: a Turn built without an assignment (tests, older callers)
+
+
+def split(turns: list[Turn]) -> tuple[list[Turn], dict[str, list[Turn]]]:
+    """(the trial's turns, {"before_assignment": ..., "after_trial": ...}): a turn that ran the
+    configured arm belongs to no arm; it came before the participant's first trial turn, or after
+    their trial was cleared."""
+    first: dict[str, int] = {}
+    for t in turns:
+        if t.assignment in TRIAL:
+            first[t.participant] = min(first.get(t.participant, t.trace_id), t.trace_id)
+    trial = [t for t in turns if t.assignment in TRIAL]
+    outside = {"before_assignment": [], "after_trial": []}
+    for t in turns:
+        if t.assignment not in TRIAL:
+            late = t.participant in first and t.trace_id > first[t.participant]
+            outside["after_trial" if late else "before_assignment"].append(t)
+    return trial, outside
+
+
+def pick_reference(turns: list[Turn], control: str | None, arms: list[str]) -> tuple[str | None, str | None]:
+    """(the reference arm, a warning or None). `control`: an arm's name, or a gate that names
+    exactly one arm; default: the control every randomized turn recorded."""
+    if not arms:
+        return None, None
+    if control is not None:
+        if control in arms:
+            return control, None
+        by_gate = [a for a in arms if a.split("/")[0] == control]
+        if len(by_gate) == 1:
+            return by_gate[0], None
+        raise ValueError(f"--control {control!r} ran no turns here: one of {', '.join(arms)}"
+                         + (" (that gate names several arms: give the full name)" if by_gate else ""))
+    named = sorted({t.control for t in turns if t.control})
+    if len(named) > 1:
+        raise ValueError(f"the trials name different first arms ({', '.join(named)}): choose the reference "
+                         "with --control ARM")
+    if named and named[0] in arms:
+        return named[0], None
+    return arms[0], (f"no trial recorded a control arm: differences are taken against {arms[0]} "
+                     "(the first by name); name one with --control ARM")
 
 
 def counts(turns: list[Turn]) -> dict[str, int]:
@@ -175,7 +225,11 @@ def _from_sums(parts: list[dict[str, float]]) -> dict[str, float | None]:
 # --- the analysis -------------------------------------------------------------------------------
 
 
-def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BOOTSTRAP, seed: int = 0) -> dict:
+def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BOOTSTRAP, seed: int = 0,
+            show_progress: bool | None = False) -> dict:
+    from consent import progress
+
+    turns, outside = split(turns)
     arms = sorted({t.arm for t in turns})
     by_arm = {a: [t for t in turns if t.arm == a] for a in arms}
     people = sorted({t.participant for t in turns})
@@ -210,9 +264,9 @@ def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BO
         arm_rows[a]["metrics"]["latency_ms_median"] = _metric(statistics.median(lat) if lat else None, len(lat),
                                                               reason=None if lat else "no latencies")
 
-    ref = reference or (arms[0] if arms else None)
-    if ref is not None and ref not in by_arm:
-        raise ValueError(f"reference arm {ref!r} ran no turns here: one of {', '.join(arms)}")
+    ref, why = pick_reference(turns, reference, arms)
+    if why and len(arms) > 1:
+        warnings.append(why)
     diffs = []
     names = [*RATES, "latency_ms_mean"]
     if ref is not None and len(arms) > 1:
@@ -220,7 +274,9 @@ def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BO
         sums = {(p, a): _sums([t for t in turns if t.participant == p and t.arm == a]) for p in people for a in arms}
         rng = random.Random(seed)
         reps: dict[tuple[str, str], list[float]] = {}
+        bar = progress.bar(total=bootstrap, desc="trial report: bootstrap", unit="replicate", show=show_progress)
         for _ in range(bootstrap):
+            bar.update(1)
             drawn = rng.choices(people, k=len(people))
             v = {a: _from_sums([sums[(p, a)] for p in drawn]) for a in arms}
             for a in arms:
@@ -229,6 +285,7 @@ def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BO
                 for n in names:
                     if v[a][n] is not None and v[ref][n] is not None:
                         reps.setdefault((a, n), []).append(v[a][n] - v[ref][n])
+        bar.close()
         point = {a: _values(by_arm[a]) for a in arms}
         for a in arms:
             if a == ref:
@@ -249,8 +306,11 @@ def analyse(turns: list[Turn], reference: str | None = None, bootstrap: int = BO
             ts = [t for t in turns if t.participant == p and t.arm == a]
             if ts:
                 table_rows.append({"participant": p, "arm": a, **counts(ts)})
+    outside_rows = {k: {"counts": counts(v), "participants": len({t.participant for t in v})}
+                    for k, v in outside.items()}
     return {"arms": arm_rows, "reference": ref, "differences": diffs, "participants": table_rows,
             "n_participants": len(people), "n_turns": len(turns), "warnings": warnings,
+            "outside_trial": outside_rows,
             "bootstrap": {"replicates": bootstrap, "seed": seed, "unit": "participant"}}
 
 
@@ -265,9 +325,9 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def report(store: Store, who: list[str] | None = None, since: str | None = None, reference: str | None = None,
-           bootstrap: int = BOOTSTRAP, seed: int = 0, command: str = "") -> dict:
+           bootstrap: int = BOOTSTRAP, seed: int = 0, command: str = "", show_progress: bool | None = False) -> dict:
     turns = collect(store, who, since)
-    doc = analyse(turns, reference, bootstrap, seed)
+    doc = analyse(turns, reference, bootstrap, seed, show_progress)
     doc["outcomes"] = [asdict(t) for t in turns]  # written as outcomes.jsonl, one row per turn
     header = {"command": command, "code": code_version(), "created_at": datetime.now(timezone.utc).isoformat(),
               "filters": {"participants": who or "all", "since": since},
@@ -300,6 +360,13 @@ def markdown(doc: dict, plots: list[str] | None = None) -> str:
     md += table(["arm", "participants", *COUNTS],
                 [[a, str(doc["arms"][a]["participants"]), *(str(doc["arms"][a]["counts"].get(c, 0)) for c in COUNTS)]
                  for a in arms])
+    out = doc.get("outside_trial") or {}
+    if any(v["counts"]["turns"] for v in out.values()):
+        md += ["## Outside the trial", "", "Turns that ran the configured arm, not one a trial assigned: "
+               "counted here, never as an arm.", ""]
+        md += table(["when", "participants", *COUNTS],
+                    [[k.replace("_", " "), str(v["participants"]), *(str(v["counts"].get(c, 0)) for c in COUNTS)]
+                     for k, v in out.items()])
     if doc["differences"]:
         md += ["## Differences", "", f"Each arm minus the reference arm `{doc['reference']}`, "
                "with its 95% participant-cluster bootstrap interval.", ""]

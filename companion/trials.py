@@ -26,6 +26,7 @@ class Arm:
     assignment: str = "settings"  # settings | fixed | randomized
     seed: int | None = None
     index: int | None = None  # the turn's position in the randomization sequence
+    control: str | None = None  # a randomized trial's reference arm: the first arm given to `randomize`
 
     @property
     def name(self) -> str:
@@ -33,7 +34,7 @@ class Arm:
 
     def describe(self) -> dict:
         return {"name": self.name, "gate": self.gate, "retriever": self.retriever, "policy": self.policy,
-                "assignment": self.assignment, "seed": self.seed, "index": self.index}
+                "assignment": self.assignment, "seed": self.seed, "index": self.index, "control": self.control}
 
 
 def _check(kind: str, name: str) -> str:
@@ -109,4 +110,14 @@ def arm_for(store: Store, participant: str, settings: Settings) -> Arm:
         index = r["turns"]
         conn.execute("UPDATE trials SET turns=turns+1 WHERE participant=?", (participant,))
     return Arm(**sequence(arms, r["seed"], participant, index), assignment="randomized",
-               seed=r["seed"], index=index)
+               seed=r["seed"], index=index, control=arm_name(arms[0]))
+
+
+def arm_name(arm: dict) -> str:
+    return f"{arm['gate']}/{arm['retriever']}/{arm['policy']}"
+
+
+def control(store: Store, participant: str) -> str | None:
+    """The reference arm of the participant's current randomized trial (the first arm given)."""
+    t = current(store, participant)
+    return arm_name(t["arms"][0]) if t and t["mode"] == "randomized" else None

@@ -25,70 +25,33 @@ as it was. `agreement` compares two annotators: Cohen's kappa on locus, tier and
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import shutil
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from consent import releasecheck
-from consent.formats import STAGES, DayId, Locus, OnScreen, Tier, describe
+from consent import releasecheck, releasefiles
+from consent.formats import (STAGE_MODELS, STAGES, AnnotationRecord, ChatProbe, ConversationRow, ProfileClaim,
+                             StageA, StageB, StageC, StageD, StageE, describe)  # noqa: F401  (the stages' models)
+from consent.releasefiles import ReleaseFileError
 
 ANNOTATIONS = releasecheck.ANNOTATIONS
 DRAFT_PROMPT = "annotate-draft-v1.md"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MODELS = STAGE_MODELS  # what each stage takes: consent.formats
 
 
 class AnnotationError(ValueError):
     """Input the annotator must fix; the message names the probe, the stage and the field."""
 
 
-# --- what each stage takes -------------------------------------------------------------------------
-
-
-class _Stage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    note: str = Field(min_length=1)
-
-    @field_validator("note")
-    @classmethod
-    def _said(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("a reasoning note is required")
-        return v.strip()
-
-
-class StageA(_Stage):
-    locus: Locus
-
-
-class StageB(_Stage):
-    episode_refs: list[DayId] = []
-    profile_refs: list[str] = []
-    grounding_dayids: list[DayId] = []
-    referent_on_screen: OnScreen
-
-
-class StageC(_Stage):
-    tier: Tier
-    category: str = Field(min_length=1)
-    rule: str = Field(min_length=1)  # which rule of the annotation guide decided the tier
-
-
-class StageD(_Stage):
-    reference_reply: str = Field(min_length=1)
-
-
-class StageE(_Stage):
-    scoreable: bool
-
-
-MODELS: dict[str, type[_Stage]] = {"A": StageA, "B": StageB, "C": StageC, "D": StageD, "E": StageE}
 INSTRUCTIONS = {
     "A": "Say what the probe points at: locus is thread (the recent window), episode (an earlier exchange), "
          "profile (a fact the participant stated), companion (something the companion said or did earlier) or none.",
@@ -118,33 +81,49 @@ class Probe:
         return self.conversation[self.at]["text"]
 
 
-def _jsonl(path: Path) -> list[dict]:
-    if not path.exists():
+def _rows(root: Path, rel: str, model) -> list[tuple[int, dict]]:
+    """The rows of one release file, each checked against its model; any problem is an
+    AnnotationError naming file and line (bounded reads, no link followed: consent.releasefiles)."""
+    if not releasefiles.exists(root, rel):
         return []
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").split("\n") if x.strip()]
+    try:
+        rows = releasefiles.read_jsonl(root, rel)
+    except ReleaseFileError as e:
+        raise AnnotationError(f"{e} (run `companion release check`)") from None
+    for n, row in rows:
+        try:
+            model.model_validate(row)
+        except ValidationError as e:
+            raise AnnotationError(f"{rel} line {n}: {describe(e)} (run `companion release check`)") from None
+    return rows
 
 
 def _manifest(root: Path) -> dict:
     try:
-        return json.loads((Path(root) / releasecheck.MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        m = releasefiles.read_object(Path(root), releasecheck.MANIFEST)
+        releasefiles.participants_of(m)
+    except ReleaseFileError as e:
         raise AnnotationError(f"{root}: not a readable release ({e})") from None
+    w = m.get("recent_window")
+    if not isinstance(w, int) or isinstance(w, bool) or w < 0:
+        raise AnnotationError(f"{root}: {releasecheck.MANIFEST}: field 'recent_window' must be a whole number "
+                              f"of messages, got {w!r}")
+    return m
+
+
+def _participants(root: Path) -> list[str]:
+    return releasefiles.participants_of(_manifest(root))  # U-numbers only: never a path
 
 
 def probes(root: str | Path, status: str | None = "pending") -> list[Probe]:
     """The chat probes of a release (with `status`, only those whose annotation is that)."""
     root = Path(root)
     out = []
-    for pid in _manifest(root).get("participants", []):
-        conv = _jsonl(root / pid / releasecheck.CONVERSATION)
+    for pid in _participants(root):
+        conv = [c for _, c in _rows(root, f"{pid}/{releasecheck.CONVERSATION}", ConversationRow)]
         at = {c["dayid"]: i for i, c in enumerate(conv)}
-        claims = {c.get("id"): c for c in _jsonl(root / pid / releasecheck.PROFILE)}
-        lines = (root / pid / releasecheck.CHAT_GOLD)
-        text = lines.read_text(encoding="utf-8").split("\n") if lines.exists() else []
-        for n, line in enumerate(text, 1):
-            if not line.strip():
-                continue
-            g = json.loads(line)
+        claims = {c.get("id"): c for _, c in _rows(root, f"{pid}/{releasecheck.PROFILE}", ProfileClaim)}
+        for n, g in _rows(root, f"{pid}/{releasecheck.CHAT_GOLD}", ChatProbe):
             if status is not None and g.get("annotation") != status:
                 continue
             if g.get("probe_dayid") not in at:
@@ -180,24 +159,25 @@ def history(root: str | Path, p: Probe, query: str | None = None) -> list[dict]:
 
 
 def _check_name(annotator: str) -> str:
-    if not annotator or not _NAME.match(annotator):
+    if not annotator or not releasefiles.ANNOTATOR.fullmatch(annotator):
         raise AnnotationError(f"annotator name {annotator!r}: use letters, digits, '.', '_' or '-' (a file name)")
     return annotator
 
 
-def _log(root: Path, annotator: str) -> Path:
-    return Path(root) / ANNOTATIONS / f"{_check_name(annotator)}.jsonl"
+def _log_rel(annotator: str) -> str:
+    return f"{ANNOTATIONS}/{_check_name(annotator)}.jsonl"
 
 
 def annotators(root: str | Path) -> list[str]:
-    d = Path(root) / ANNOTATIONS
-    return sorted(f.stem for f in d.glob("*.jsonl")) if d.is_dir() else []
+    known, _ = releasefiles.layout(Path(root), [])
+    return sorted(e.rel[len(ANNOTATIONS) + 1:-len(".jsonl")] for e in known
+                  if e.kind == "file" and e.rel.startswith(ANNOTATIONS + "/"))
 
 
 def state(root: str | Path, annotator: str, key: str | None = None) -> dict[str, dict[str, dict]]:
     """key -> stage -> the stage's current record, stale records (set before an earlier stage changed) left out."""
     out: dict[str, dict[str, dict]] = {}
-    for seq, rec in enumerate(_jsonl(_log(root, annotator))):
+    for seq, (_, rec) in enumerate(_rows(Path(root), _log_rel(annotator), AnnotationRecord)):
         if key is not None and rec["key"] != key:
             continue
         stages = out.setdefault(rec["key"], {})
@@ -313,9 +293,8 @@ def set_stage(root: str | Path, key: str, stage: str, data: dict, annotator: str
         problems = _evidence_problems(root, p, stages, m)
     elif stage == "D":
         problems = _reply_problems(root, p, m)
-    rec = {"key": key, "stage": stage, **m.model_dump(), "by": annotator if confirmed else None,
-           "drafted_by": drafted_by, "confirmed": confirmed,
-           "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    rec = AnnotationRecord.of(key, stage, m, annotator if confirmed else None, drafted_by, confirmed,
+                              datetime.now(timezone.utc).isoformat(timespec="seconds")).model_dump(mode="json")
     if stage == "E":
         row = assemble(p, {**stages, "E": rec}, annotator)
         problems = _row_problems(root, p, row)
@@ -341,9 +320,29 @@ def confirm(root: str | Path, key: str, stage: str, annotator: str, note: str | 
 
 
 def _append(root: Path, annotator: str, rec: dict) -> None:
-    path = _log(root, annotator)
-    path.parent.mkdir(exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
+    """One line at the end of the annotator's log, through no link (the folder and the log must be
+    a real folder and a regular file inside the release)."""
+    rec = AnnotationRecord.model_validate(rec).model_dump(mode="json")
+    folder = Path(root) / ANNOTATIONS
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        d = os.open(folder, flags)
+    except OSError:
+        raise AnnotationError(f"{ANNOTATIONS}/ in {root} is not a folder (a link?): not written to") from None
+    try:
+        fd = os.open(f"{_check_name(annotator)}.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o600, dir_fd=d)
+    except OSError as e:
+        raise AnnotationError(f"{_log_rel(annotator)} cannot be written ({e.strerror}; a link or a FIFO?)") from None
+    finally:
+        os.close(d)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise AnnotationError(f"{_log_rel(annotator)} is not a regular file: not written to")
         f.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
@@ -399,13 +398,29 @@ def draft(root: str | Path, key: str, stage: str, annotator: str, model: str,
 # --- finalize and agreement ---------------------------------------------------------------------------------
 
 
-def finalize(root: str | Path, annotator: str) -> dict:
+def finalize(root: str | Path, annotator: str, show_progress: bool | None = False) -> dict:
     """Write `annotator`'s fully confirmed probes into the release as scoreable rows.
 
-    Done on a copy of the release that replaces the original only if it passes every check of
-    `release check`; otherwise ReleaseCheckFailed names the failures and nothing changes.
+    Everything is read and validated first (participant ids, the folder's layout, every row);
+    then a copy of the release's known regular files (no link followed) gets the new rows and
+    replaces the original only if it passes every check of `release check`. Otherwise
+    ReleaseCheckFailed names the failures and the release is as it was.
     """
     root = Path(root)
+    try:
+        return _finalize(root, annotator, show_progress)
+    except ReleaseCheckFailed:
+        raise
+    except AnnotationError as e:  # refused while reading, before anything was written
+        raise AnnotationError(f"{e}\nnothing was written") from None
+
+
+def _finalize(root: Path, annotator: str, show_progress: bool | None) -> dict:
+    pids = _participants(root)
+    _, bad = releasefiles.layout(root, pids)
+    if bad:
+        raise AnnotationError("the release holds what a release may not:\n  "
+                              + "\n  ".join(f"files: {rel}: {why}" for rel, why in bad))
     st = state(root, annotator)
     ready, unfinished = {}, []
     for p in probes(root, status=None):
@@ -416,23 +431,27 @@ def finalize(root: str | Path, annotator: str) -> dict:
             ready[p.key] = assemble(p, stages, annotator)
         elif p.row.get("annotation") == "pending":
             unfinished.append(p.key)
+    gold = {pid: [ready.get(f"{pid}/{g.get('probe_dayid')}", g)
+                  for _, g in _rows(root, f"{pid}/{releasecheck.CHAT_GOLD}", ChatProbe)]
+            for pid in pids if releasefiles.exists(root, f"{pid}/{releasecheck.CHAT_GOLD}")}
     tmp = root.parent / f".{root.name}.finalize-{secrets.token_hex(4)}"
-    shutil.copytree(root, tmp)
     try:
-        for pid in _manifest(root).get("participants", []):
-            path = tmp / pid / releasecheck.CHAT_GOLD
-            if not path.exists():
-                continue
-            rows = _jsonl(path)
-            rows = [ready.get(f"{pid}/{g.get('probe_dayid')}", g) for g in rows]
-            path.write_text("".join(json.dumps(g, ensure_ascii=False) + "\n" for g in rows), encoding="utf-8")
-        report = releasecheck.check(tmp)
+        releasefiles.copy_release(root, tmp)
+        for pid, rows in gold.items():
+            fd = os.open(tmp / pid / releasecheck.CHAT_GOLD, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write("".join(json.dumps(ChatProbe.model_validate(g).model_dump(mode="json"), ensure_ascii=False)
+                                + "\n" for g in rows))
+        report = releasecheck.check(tmp, show_progress=show_progress)
         if not report.ok:
             raise ReleaseCheckFailed(report)
         old = root.parent / f".{root.name}.old-{secrets.token_hex(4)}"
         root.rename(old)
         tmp.rename(root)
         shutil.rmtree(old, ignore_errors=True)
+    except ReleaseFileError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise AnnotationError(str(e)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -52,7 +52,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from consent import audit, ledger, recognizers, records, timeshift
+from pydantic import ValidationError
+
+from consent import audit, ledger, progress, recognizers, records, timeshift
+from consent.formats import ChatProbe, ConversationRow, FeedbackRow, Manifest, Persona, ProfileClaim, describe
 from consent.pseudonymize import Plan, Pseudonymizer, _norm, read_deny_list
 from memory import messages, participants, registry
 from memory.store import Store, StoreError
@@ -257,8 +260,13 @@ def _time_pass(root: Path, shifts: dict[str, int], manifest_days: int, produced:
 def export(store: Store, out, participants_: list[str] | None = None, seed: int = 0,
            deny_list: str | Path | None = None, recent_window: int = 6, probe_share: float = 0.1,
            session_gap_minutes: float = 60, overwrite: bool = False, reissue: str | None = None,
-           exclude: list[str] = (), allow: list[str] = (), allowed_by: str | None = None) -> dict:
+           exclude: list[str] = (), allow: list[str] = (), allowed_by: str | None = None,
+           show_progress: bool | None = False) -> dict:
     """Write a gated release to `out`; returns a summary. Raises ReleaseRefused or StoreError.
+
+    Every row is built as its consent.formats model, and the written folder passes the structural
+    checks of `release check` (consent.releasecheck.STRUCTURE) before it is moved into place.
+    `show_progress` None: a progress bar on a terminal (consent.progress).
 
     `reissue=R`: write release R again (same seed, parameters and pseudonyms, the same messages
     left out and texts allowed) without the members who have withdrawn since (see
@@ -324,7 +332,9 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         if len(p) >= 3:
             deny.setdefault(p, "PERSON")  # a sign-in name can be a real name
     data, dropped = {}, {}
+    bar = progress.bar(total=2 * len(chosen), desc="export: reading", unit="step", show=show_progress)
     for p in chosen:
+        bar.update(1)
         msgs = messages.read(store, p, messages.next_ordinal(store, p))
         claims, persona = [], None
         for src in profile_sources():
@@ -344,13 +354,21 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     release_id = secrets.token_hex(8)
     files: dict[str, dict] = {}
     counts = {}
+    bar.set_description("export: pseudonymizing")
     for p in chosen:
+        bar.update(1)
         msgs, claims, persona = data[p]
         texts, claim_out, persona_out = people[p]["texts"], people[p]["claims"], people[p]["persona"]
-        conv = [{"dayid": m.dayid, "sender": m.sender, "text": t, "ts": m.ts} for m, t in zip(msgs, texts)]
-        probes = _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes)
-        prof = [{**c, "text": t} for c, t in zip(claims, claim_out)]
-        files[pids[p]] = {"conversation": conv, "profile": prof, "persona": persona_out, "chat_gold": probes}
+        # times as stored: the time pass shifts every timestamp of every written file (_time_pass)
+        conv = [_row(ConversationRow, f"{pids[p]}/{CONVERSATION}", n, {
+            "dayid": m.dayid, "sender": m.sender, "text": t, "ts": m.ts})
+            for n, (m, t) in enumerate(zip(msgs, texts), 1)]
+        probes = [_row(ChatProbe, f"{pids[p]}/{CHAT_GOLD}", n, g) for n, g in enumerate(
+            _probes(msgs, texts, secret[p][1], seed, probe_share, recent_window, session_gap_minutes), 1)]
+        prof = [_row(ProfileClaim, f"{pids[p]}/{PROFILE}", n, {**c, "text": t})
+                for n, (c, t) in enumerate(zip(claims, claim_out), 1)]
+        pers = _row(Persona, f"{pids[p]}/{PERSONA}", None, persona_out) if persona_out is not None else None
+        files[pids[p]] = {"conversation": conv, "profile": prof, "persona": pers, "chat_gold": probes}
         counts[pids[p]] = {"messages": len(conv), "chat_rows": len(probes), "claims": len(prof)}
     order = sorted(pids.values())
     manifest = {"format": FORMAT, "version": VERSION, "recent_window": recent_window,
@@ -366,6 +384,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         manifest["allowed"] = [{"text": a, "by": allowed_by or "researcher"} for a in allow]
     if reissue is not None:
         manifest["reissue_of"] = reissue
+    manifest = _row(Manifest, MANIFEST, None, manifest)
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.parent / f".{dest.name}.staging-{secrets.token_hex(4)}"
@@ -383,9 +402,14 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
         write(staging, manifest, files)
         write_feedback(store, staging, pids)  # live-trial feedback (see the end of this file)
         _time_pass(staging, {pids[p]: secret[p][0] for p in chosen}, params["manifest_shift_days"], produced)
+        bar.close()
         findings: list[Finding] = []
         problems = check_release(staging, ps.identifiers(), ps.surrogates(), allowed=allow, cache=ps.cache,
-                                 times=produced, findings=findings)
+                                 times=produced, findings=findings, show_progress=show_progress)
+        from consent import releasecheck  # the release must pass its own check, whatever the writer did
+
+        problems += [str(f) for f in releasecheck.check(staging, checks=releasecheck.STRUCTURE).failures
+                     if f.file != ledger.MARKER]  # the staging marker goes once every gate has passed
         if problems:
             raise ReleaseRefused(problems, _how_to_proceed(staging, findings, by_pid, len(chosen)))
         (staging / ledger.MARKER).unlink()
@@ -393,6 +417,7 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
             shutil.rmtree(dest)
         staging.rename(dest)
     except BaseException as e:
+        bar.close()
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(e, Exception):
             with store.transaction() as conn:
@@ -412,6 +437,15 @@ def export(store: Store, out, participants_: list[str] | None = None, seed: int 
     return {"release": release_id, "path": str(dest), "participants": {u: counts[u] for u in order},
             "surrogates": len(ps.map), "reissue_of": reissue, "cleaned": removed,
             "excluded": manifest.get("excluded", {}), "allowed": allow}
+
+
+def _row(model, rel: str, line: int | None, data: dict) -> dict:
+    """A release row built as its format model (consent.formats), as written; a source that gives
+    a row the format cannot hold refuses the release, naming file, line and field."""
+    try:
+        return model.model_validate(data).model_dump(mode="json", exclude_unset=True)
+    except ValidationError as e:
+        raise ReleaseRefused([f"schema: {rel}" + (f" line {line}" if line else "") + f": {describe(e)}"]) from None
 
 
 def write(root: Path, manifest: dict, files: dict[str, dict]) -> None:
@@ -511,14 +545,14 @@ TEXT_FIELDS = re.compile(r"(?:^|\.)(?:text|question|answer|reference_reply|value
 
 def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set[str] = frozenset(),
                   detector: bool = True, allowed=(), cache: dict | None = None, times: set | None = None,
-                  findings: list | None = None) -> list[str]:
+                  findings: list | None = None, show_progress: bool | None = False) -> list[str]:
     """Every failing gate, one line per offending row ([] means the release may go).
 
     `identifiers`: originals (of the surrogate map, the deny list) that may appear nowhere;
     `surrogates` and `allowed` texts are no identifiers; `cache` is the export's scan cache (the
     gate reads the very texts the export scanned last); `times`, when given, is every timestamp and
     date the time pass wrote: any other in any file is refused. `findings` collects the
-    identifiers and time problems as `Finding`s."""
+    identifiers and time problems as `Finding`s. `show_progress` None: a bar on a terminal."""
     root = Path(root)
     problems: list[str] = []
     findings = [] if findings is None else findings
@@ -615,7 +649,9 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
         for k, want in (manifest.get("counts", {}).get(pid) or {}).items():
             if k in have and want != have[k]:
                 problems.append(f"counts: {MANIFEST} counts.{pid}.{k} says {want}, the files hold {have[k]}")
-    for (rel, n, field, text), hits in zip(pending, recognizers.scan_many([t for *_, t in pending], cache=cache)):
+    with progress.bar(total=len(pending), desc="export: identifiers", unit="text", show=show_progress) as bar:
+        scanned = progress.scan_many([t for *_, t in pending], bar, cache=cache)
+    for (rel, n, field, text), hits in zip(pending, scanned):
         for h in recognizers.uncovered(text, hits, surrogates):
             if _norm("X", h.text) not in ok:
                 found(Finding("identifiers", rel, n, field, h.text, h.kind, h.source))
@@ -666,8 +702,10 @@ def write_feedback(store: Store, root: Path, pids: dict[str, str]) -> None:
 
     for p, pid in pids.items():
         replies = {r.get("dayid") for _, r in _lines(root / pid / CONVERSATION) if r.get("sender") == "companion"}
-        rows = [{"dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
-                 "via": f.via, "at": f.created_at} for f in feedback.history(store, p) if f.dayid in replies]
+        rows = [_row(FeedbackRow, f"{pid}/{FEEDBACK}", n, {
+            "dayid": f.dayid, "rating": f.public()["rating"], "tag": f.tag, "arm": f.arm, "gate": f.gate,
+            "via": f.via, "at": f.created_at})
+            for n, f in enumerate((f for f in feedback.history(store, p) if f.dayid in replies), 1)]
         if rows:
             (root / pid / FEEDBACK).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                                                encoding="utf-8")

@@ -91,22 +91,25 @@ class Manifest(_Model):
         return self
 
 
+def _aware(v: str) -> str:
+    try:
+        t = datetime.fromisoformat(v)
+    except ValueError as e:
+        raise ValueError(f"not an ISO 8601 timestamp: {v!r}") from e
+    if t.tzinfo is None:  # dayids are local calendar days: a naive time is ambiguous
+        raise ValueError(f"timestamp {v!r} has no UTC offset")
+    return v
+
+
+# Kept verbatim (round trip); checked to be ISO 8601 with an offset.
+Timestamp = Annotated[str, AfterValidator(_aware)]
+
+
 class ConversationRow(_Model):
     dayid: DayId
     sender: Sender
     text: str
-    ts: str  # kept verbatim (round trip); checked to be ISO 8601 with an offset
-
-    @field_validator("ts")
-    @classmethod
-    def _aware(cls, v: str) -> str:
-        try:
-            t = datetime.fromisoformat(v)
-        except ValueError as e:
-            raise ValueError(f"not an ISO 8601 timestamp: {v!r}") from e
-        if t.tzinfo is None:  # dayids are local calendar days: a naive time is ambiguous
-            raise ValueError(f"timestamp {v!r} has no UTC offset")
-        return v
+    ts: Timestamp
 
 
 class ProfileClaim(_Model):
@@ -160,6 +163,10 @@ class ChatProbe(_Model):
     referent_on_screen: OnScreen
     reference_reply: str | None = None
     trace: dict[str, Any] = {}
+    # exported releases: pending (drawn, placeholders), not_needed (controls), done (annotated);
+    # releases from other tools (fixtures, converted corpora) carry none
+    annotation: Literal["pending", "not_needed", "done"] | None = None
+    annotators: list[str] | None = None
 
     def _outside(self, conversation_index: Mapping[str, int], recent_window: int) -> list[bool]:
         """For each grounding dayid: does it lie before the recent window?"""
@@ -190,11 +197,30 @@ class ChatProbe(_Model):
         return bool(outside) and all(outside)
 
 
-class FeedbackItem(_Model):
-    """`feedback.jsonl` (optional): a participant's reaction to a companion message."""
-    dayid: DayId  # the companion message reacted to
-    kind: str  # e.g. thumbs_up, thumbs_down, correction
-    text: str | None = None
+def _tag(v: str | None) -> str | None:
+    from memory.feedback import tags  # versioned data: memory/data/feedback.json
+
+    if v is not None and v not in tags():
+        raise ValueError(f"unknown tag {v!r}: one of {', '.join(tags())} (or null)")
+    return v
+
+
+class FeedbackRow(_Model):
+    """`feedback.jsonl` (optional): one rating of a companion reply, in the order given; a later
+    row for the same reply replaces the earlier from then on, `none` retracts. No text."""
+    dayid: DayId  # the companion message rated
+    rating: Literal["up", "down", "none"]
+    tag: Annotated[str | None, AfterValidator(_tag)] = None
+    arm: str | None = None  # the trial arm that produced the reply (gate/retriever/policy)
+    gate: str | None = None
+    via: str | None = None  # app | cli
+    at: Timestamp
+
+    @model_validator(mode="after")
+    def _retraction_untagged(self) -> "FeedbackRow":
+        if self.rating == "none" and self.tag is not None:
+            raise ValueError("a retraction (rating none) carries no tag")
+        return self
 
 
 class QAItem(_Model):
@@ -237,6 +263,81 @@ def with_sampling(manifest: dict, files: dict[str, dict]) -> dict:
 STAGES = {"A": "what the probe points at", "B": "evidence checked against the source",
           "C": "tier and category, with the rule applied", "D": "reference reply from the recorded context only",
           "E": "final check"}
+
+
+class _Stage(BaseModel):
+    """What an annotator gives for one stage (consent.annotate): its fields and a reasoning note."""
+    model_config = ConfigDict(extra="forbid")
+    note: str = Field(min_length=1)
+
+    @field_validator("note")
+    @classmethod
+    def _said(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a reasoning note is required")
+        return v.strip()
+
+
+class StageA(_Stage):
+    locus: Locus
+
+
+class StageB(_Stage):
+    episode_refs: list[DayId] = []
+    profile_refs: list[str] = []
+    grounding_dayids: list[DayId] = []
+    referent_on_screen: OnScreen
+
+
+class StageC(_Stage):
+    tier: Tier
+    category: str = Field(min_length=1)
+    rule: str = Field(min_length=1)  # which rule of the annotation guide decided the tier
+
+
+class StageD(_Stage):
+    reference_reply: str = Field(min_length=1, max_length=20_000)  # a message's length at most
+
+
+class StageE(_Stage):
+    scoreable: bool
+
+
+STAGE_MODELS: dict[str, type[_Stage]] = {"A": StageA, "B": StageB, "C": StageC, "D": StageD, "E": StageE}
+ProbeKey = Annotated[str, Field(pattern=r"^U\d{2,6}/day\d+-\d+$")]
+
+
+class AnnotationRecord(_Model):
+    """One line of `annotations/<annotator>.jsonl`: a stage's fields (checked by the stage's
+    model) with who confirmed it, which model drafted it and when."""
+    key: ProbeKey  # U01/day8-151
+    stage: Literal["A", "B", "C", "D", "E"]
+    note: str
+    by: str | None  # the person who confirmed it (None: an unconfirmed model draft)
+    drafted_by: str | None = None
+    confirmed: bool
+    at: Timestamp
+    checks: str | list[str] | None = None  # stage E: "passed"
+
+    @model_validator(mode="after")
+    def _fits_its_stage(self) -> "AnnotationRecord":
+        model = STAGE_MODELS[self.stage]
+        fields = {k: v for k, v in (self.model_extra or {}).items()}
+        stray = sorted(set(fields) - set(model.model_fields))
+        if stray:
+            raise ValueError(f"stage {self.stage} has no field(s) {stray}")
+        model.model_validate({**fields, "note": self.note})
+        if self.confirmed and not self.by:
+            raise ValueError("a confirmed stage names who confirmed it ('by')")
+        return self
+
+    @classmethod
+    def of(cls, key: str, stage: str, fields: _Stage, by: str | None, drafted_by: str | None, confirmed: bool,
+           at: str, checks=None) -> "AnnotationRecord":
+        data = fields.model_dump()
+        note = data.pop("note")
+        return cls(key=key, stage=stage, note=note, by=by, drafted_by=drafted_by, confirmed=confirmed, at=at,
+                   **({"checks": checks} if checks is not None else {}), **data)
 
 
 def describe(e: ValidationError) -> str:

@@ -5,8 +5,12 @@ release folder as it is later, after annotation, copying or hand edits, from the
 when the data directory that exported it is at hand, the surrogate map's originals). Each check has
 a name; each failure names the check, the file, the line (or row) and what is wrong:
 
+- `files`: the folder holds regular files of known names only (consent.releasefiles): no
+  symbolic link anywhere, no FIFO, device or socket, no folder or file of another name, and every
+  manifest participant id of the U-number shape. What this refuses is never opened.
 - `schema`: every file against the format models (consent.formats): manifest, conversation,
-  profile, persona, chat gold, QA, feedback.
+  profile, persona, chat gold, QA, feedback, the annotators' logs; reads are bounded (line and
+  file size, nesting depth) and hostile bytes are named errors, never a traceback.
 - `dayids`: every cited dayid resolves to a conversation row of the same participant; a probe is
   a participant message; its recent context, episode refs and grounding precede it.
 - `order`: conversation dayids unique and increasing, timestamps never going back; probe, claim and
@@ -27,7 +31,6 @@ a name; each failure names the check, the file, the line (or row) and what is wr
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,16 +38,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from consent import pseudonymize, recognizers
-from consent.formats import (STAGES, describe, ChatProbe, ConversationRow, FeedbackItem, Manifest, Persona, ProfileClaim,
-                             QAItem, Sampling, sampling_digest)
+from consent import progress, pseudonymize, recognizers, releasefiles
+from consent.formats import (STAGES, describe, AnnotationRecord, ChatProbe, ConversationRow, FeedbackRow, Manifest,
+                             Persona, ProfileClaim, QAItem, Sampling, sampling_digest)
+from consent.releasefiles import (ANNOTATIONS, CHAT_GOLD, CONVERSATION, FEEDBACK, MANIFEST, PERSONA, PROFILE, QA,
+                                  ReleaseFileError)
 from memory.keys import parse_dayid
 
-MANIFEST, CONVERSATION, PROFILE, PERSONA, CHAT_GOLD, QA, FEEDBACK = (
-    "manifest.json", "conversation.jsonl", "profile.jsonl", "persona.json", "chat_gold.jsonl", "qa.jsonl",
-    "feedback.jsonl")
-ANNOTATIONS = "annotations"  # annotators' working files (consent.annotate), inside the release folder
-CHECKS = ("schema", "dayids", "order", "window", "sampling", "identifiers", "surrogates", "counts", "annotation")
+CHECKS = ("files", "schema", "dayids", "order", "window", "sampling", "identifiers", "surrogates", "counts",
+          "annotation")
+# What export re-runs on its staging folder (its own gate covers identifiers with the surrogate map).
+STRUCTURE = tuple(c for c in CHECKS if c not in ("identifiers", "surrogates"))
 # What a draw blind to need may not read (V3).
 NEED_WORDS = ("demand", "locus", "grounding", "annotation", "memory", "tier", "category", "referent", "gold")
 
@@ -55,6 +59,7 @@ class Failure:
     file: str
     row: int | None
     message: str
+    unreadable: bool = False  # the folder or a file is not a release that can be read (exit 2)
 
     def __str__(self) -> str:
         return f"{self.check}: {self.file}" + (f" line {self.row}" if self.row else "") + f": {self.message}"
@@ -69,12 +74,18 @@ class Report:
     def ok(self) -> bool:
         return not self.failures
 
+    @property
+    def unreadable(self) -> bool:
+        """Not a release one can read: a file a release may not hold, bytes that are no JSON row,
+        or a manifest that does not fit its model (`release check` exits 2, not 1)."""
+        return any(f.unreadable for f in self.failures)
+
     def failed(self, check: str) -> list[Failure]:
         return [f for f in self.failures if f.check == check]
 
     def summary(self) -> dict:
         return {"ok": self.ok, "checks": {c: len(self.failed(c)) for c in CHECKS},
-                "failures": [f.__dict__ for f in self.failures], "notes": self.notes}
+                "unreadable": self.unreadable, "failures": [f.__dict__ for f in self.failures], "notes": self.notes}
 
 
 # --- identifier recognizers ------------------------------------------------------------------------
@@ -83,10 +94,6 @@ class Report:
 def _identifier_hits(text: str) -> list:
     """Identifier spans in `text` (kind, start, end, text): the very scan that pseudonymized the release."""
     return recognizers.scan(text)
-
-
-def _identifier_hits_many(texts: list[str]) -> list[list]:
-    return recognizers.scan_many(texts)
 
 
 def surrogate_pools() -> list[str]:
@@ -122,57 +129,72 @@ def _mask(term: str) -> str:
 
 
 class _Reader:
-    def __init__(self, root: Path, report: Report):
-        self.root, self.report = root, report
+    """Reads the files `layout` accepted (never anything else), collecting failures instead of raising."""
 
-    def fail(self, check: str, rel: str, row: int | None, message: str) -> None:
-        self.report.failures.append(Failure(check, rel, row, message))
+    def __init__(self, root: Path, report: Report, readable: set[str]):
+        self.root, self.report, self.readable = root, report, readable
+
+    def fail(self, check: str, rel: str, row: int | None, message: str, unreadable: bool = False) -> None:
+        self.report.failures.append(Failure(check, rel, row, message, unreadable or check == "files"))
+
+    def has(self, rel: str) -> bool:
+        return rel in self.readable
 
     def _validate(self, rel: str, n: int | None, model: type[BaseModel], obj) -> BaseModel | None:
         if not isinstance(obj, dict):
-            self.fail("schema", rel, n, f"expected a JSON object, got {type(obj).__name__}")
+            self.fail("schema", rel, n, f"expected a JSON object, got {type(obj).__name__}", unreadable=True)
             return None
         try:
             return model.model_validate(obj)
         except ValidationError as e:
-            self.fail("schema", rel, n, describe(e))
+            self.fail("schema", rel, n, describe(e), unreadable=rel == MANIFEST)
             return None
 
     def json(self, rel: str, model: type[BaseModel]) -> tuple[dict | None, BaseModel | None]:
-        path = self.root / rel
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8-sig"))
-        except OSError as e:
-            self.fail("schema", rel, None, f"cannot read ({e.strerror})")
+        if not self.has(rel):
             return None, None
-        except (ValueError, UnicodeDecodeError) as e:
-            self.fail("schema", rel, None, f"invalid JSON ({e})")
+        try:
+            raw = releasefiles.read_json(self.root, rel)
+        except ReleaseFileError as e:
+            self.fail(e.check, rel, e.line, e.message, unreadable=True)
             return None, None
         return (raw if isinstance(raw, dict) else None), self._validate(rel, None, model, raw)
 
     def jsonl(self, rel: str, model: type[BaseModel]) -> list[tuple[int, dict, BaseModel | None]]:
         """(line, raw object, validated model or None) for every non-blank line that is a JSON object."""
-        path = self.root / rel
-        if not path.exists():
-            return []
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as e:
-            self.fail("schema", rel, None, f"cannot read ({e})")
+        if not self.has(rel):
             return []
         out = []
-        for n, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError as e:
-                self.fail("schema", rel, n, f"invalid JSON ({e})")
-                continue
-            m = self._validate(rel, n, model, raw)
-            if isinstance(raw, dict):
-                out.append((n, raw, m))
+        try:
+            for n, raw in releasefiles.iter_jsonl(self.root, rel):
+                if isinstance(raw, ReleaseFileError):
+                    self.fail("schema", rel, raw.line, raw.message, unreadable=True)
+                    continue
+                out.append((n, _view(raw), self._validate(rel, n, model, raw)))
+        except ReleaseFileError as e:
+            self.fail(e.check, rel, e.line, e.message, unreadable=True)
         return out
+
+
+# The cross-file checks read rows whose schema may have failed (schema names that): they see a
+# field of the wrong type as absent, so hostile values (a list where a dayid goes) cannot crash them.
+_STR_FIELDS = ("dayid", "probe_dayid", "id", "sender", "text", "ts", "valid_from", "valid_to", "stratum", "annotation",
+               "reference_reply", "question", "answer", "rating", "tag", "key", "stage")
+_LIST_FIELDS = ("recent_context", "episode_refs", "grounding_dayids", "profile_refs", "source_dayids",
+                "evidence_dayids", "annotators")
+
+
+def _view(raw: dict) -> dict:
+    v = dict(raw)
+    for k in _STR_FIELDS:
+        if k in v and not isinstance(v[k], str):
+            v[k] = None
+    for k in _LIST_FIELDS:
+        if k in v:
+            v[k] = [x for x in v[k] if isinstance(x, str)] if isinstance(v[k], list) else []
+    if "trace" in v and not isinstance(v["trace"], dict):
+        v["trace"] = {}
+    return v
 
 
 def _strings(obj, skip=("evidence",), where="") -> list[tuple[str, str]]:
@@ -209,29 +231,42 @@ def _is_dayid(x) -> bool:
 # --- the check --------------------------------------------------------------------------------------
 
 
-def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
-    """Run every check on the release folder `root`.
+def check(root: str | Path, originals: dict[str, str] | None = None, checks: tuple[str, ...] = CHECKS,
+          show_progress: bool | None = False) -> Report:
+    """Run every check (or those named in `checks`) on the release folder `root`.
 
     `originals` (original -> kind), when given, are looked for verbatim in every file: the
-    exporting store's surrogate map (see `originals_from_store`).
+    exporting store's surrogate map (see `originals_from_store`). `show_progress` None: a bar on a
+    terminal (consent.progress).
     """
     root = Path(root)
     report = Report()
-    r = _Reader(root, report)
-    if not (root / MANIFEST).is_file():
-        r.fail("schema", MANIFEST, None, f"no {MANIFEST} in {root} (not a release folder)")
+    if not releasefiles.exists(root, MANIFEST):
+        report.failures.append(Failure("schema", MANIFEST, None, f"no {MANIFEST} in {root} (not a release folder)",
+                                       unreadable=True))
         return report
+    r = _Reader(root, report, {MANIFEST})
     raw_manifest, manifest = r.json(MANIFEST, Manifest)
+    if raw_manifest is None and not report.failures:
+        r.fail("files", MANIFEST, None, "is not a regular file")
     raw_manifest = raw_manifest or {}
-    pids = [p for p in raw_manifest.get("participants", []) if isinstance(p, str)]
-    w = manifest.recent_window if manifest else int(raw_manifest.get("recent_window") or 0)
-
-    # counts: folders against the manifest
-    folders = sorted(d.name for d in root.iterdir() if d.is_dir() and d.name != ANNOTATIONS
-                     and not d.name.startswith("."))
-    for d in folders:
-        if d not in pids:
-            r.fail("counts", f"{d}/", None, f"folder is not listed in {MANIFEST} participants")
+    listed = raw_manifest.get("participants", [])
+    listed = listed if isinstance(listed, list) else []
+    # Ids become paths: one that is not a U-number is refused here and never used to build one.
+    pids = [p for p in listed if releasefiles.valid_participant(p)]
+    for p in listed:
+        if p not in pids:
+            r.fail("files", MANIFEST, None, f"participant {p!r} is not of the shape U01 (U and a number): "
+                                            "its folder is not read")
+    known, bad = releasefiles.layout(root, pids)
+    for rel, why in bad:
+        r.fail("files", rel, None, why)
+    r.readable = {e.rel for e in known if e.kind == "file"}
+    folders = {e.rel for e in known if e.kind == "dir"}
+    rw = raw_manifest.get("recent_window")
+    w = manifest.recent_window if manifest else (rw if isinstance(rw, int) and not isinstance(rw, bool)
+                                                 and 0 <= rw <= 10_000 else None)
+    bar = progress.bar(total=len(pids), desc="release check", unit="participant", show=show_progress)
 
     convs: dict[str, list[dict]] = {}
     texts: list[tuple[str, int | None, str, str]] = []
@@ -245,12 +280,13 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
     demand = [0, 0]  # proportional, annotated and scoreable: [citing the past, all]
 
     for pid in pids:
-        d = root / pid
-        if not d.is_dir():
-            r.fail("counts", MANIFEST, None, f"lists {pid} but there is no folder {pid}/")
+        bar.update(1)
+        if pid not in folders:
+            if not releasefiles.exists(root, pid):
+                r.fail("counts", MANIFEST, None, f"lists {pid} but there is no folder {pid}/")
             continue
         rel = f"{pid}/{CONVERSATION}"
-        if not (d / CONVERSATION).exists():
+        if not releasefiles.exists(root, rel):
             r.fail("schema", rel, None, "missing (every participant has a conversation)")
         conv = r.jsonl(rel, ConversationRow)
         convs[pid] = [c for _, c, _ in conv]
@@ -260,6 +296,8 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
         for i, (n, c, _) in enumerate(conv):
             dayid = c.get("dayid")
             texts.append((rel, n, "text", c.get("text") or ""))
+            if dayid is None:
+                continue  # schema names it
             if dayid in index:
                 r.fail("order", rel, n, f"dayid {dayid!r} repeats (first at row {index[dayid] + 1})")
                 continue
@@ -306,7 +344,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
                 texts.append((rel, n, k, s))
                 derived[pid].append((rel, n, s))
         rel = f"{pid}/{PERSONA}"
-        if (d / PERSONA).exists():
+        if r.has(rel):
             raw_p, persona = r.json(rel, Persona)
             if persona is not None:
                 for fname, x in persona.evidence():
@@ -326,8 +364,11 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
                 texts.append((rel, n, k, s))
                 derived[pid].append((rel, n, s))
         rel = f"{pid}/{FEEDBACK}"
-        for n, fb, _ in r.jsonl(rel, FeedbackItem):
+        for n, fb, _ in r.jsonl(rel, FeedbackRow):
             resolve(rel, n, "dayid", [fb.get("dayid")])
+            if fb.get("dayid") in index and sender.get(fb.get("dayid")) != "companion":
+                r.fail("dayids", rel, n, f"field 'dayid': {fb.get('dayid')!r} is a participant message: ratings "
+                                          "rate companion replies")
             for k, s in _strings(fb, skip=DAYID_FIELDS):
                 texts.append((rel, n, k, s))
 
@@ -362,6 +403,8 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
                                              f"in {pid}/{PROFILE}")
             # V2: the recent window is the w messages before the probe; what the probe cites from
             # memory lies before it, else the "memory" was on screen.
+            if w is None:  # the manifest's recent_window is broken (schema names it): no window to check
+                continue
             window = [c.get("dayid") for c in convs[pid][max(0, at - w):at]]
             if "recent_context" in g and list(g.get("recent_context") or []) != window:
                 r.fail("window", rel, n, f"field 'recent_context' is {g.get('recent_context')}, the {w} messages "
@@ -395,31 +438,42 @@ def check(root: str | Path, originals: dict[str, str] | None = None) -> Report:
                     st = trace.get(s)
                     if not isinstance(st, dict):
                         r.fail("annotation", rel, n, f"probe {probe}: stage {s} ({STAGES[s]}) missing from the trace")
-                    elif not (st.get("note") or "").strip():
+                    elif not isinstance(st.get("note"), str) or not st["note"].strip():
                         r.fail("annotation", rel, n, f"probe {probe}: stage {s} has no reasoning note")
                     elif not st.get("confirmed") or not st.get("by"):
                         r.fail("annotation", rel, n, f"probe {probe}: stage {s} was not confirmed by a person")
 
         # counts
         have = {"messages": len(conv), "chat_rows": len(gold), "claims": len(prof), "qa": len(qa)}
-        for k, want in ((raw_manifest.get("counts") or {}).get(pid) or {}).items():
+        counted = raw_manifest.get("counts")
+        counted = counted.get(pid) if isinstance(counted, dict) else None
+        for k, want in (counted.items() if isinstance(counted, dict) else ()):
             if k in have and want is not None and want != have[k]:
                 r.fail("counts", MANIFEST, None, f"counts.{pid}.{k} says {want}, the files hold {have[k]}")
 
-    # annotators' working files are part of the folder: scanned like the rest
-    for f in sorted((root / ANNOTATIONS).glob("*.jsonl")) if (root / ANNOTATIONS).is_dir() else []:
-        rel = f"{ANNOTATIONS}/{f.name}"
-        for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1):
-            if line.strip():
-                try:
-                    texts += [(rel, n, k, s) for k, s in _strings(json.loads(line), skip=DAYID_FIELDS)]
-                except ValueError:
-                    r.fail("schema", rel, n, "invalid JSON")
+    bar.close()
+    # annotators' working files are part of the folder: checked and scanned like the rest
+    for rel in sorted(x for x in r.readable if x.startswith(ANNOTATIONS + "/")):
+        for n, rec, m in r.jsonl(rel, AnnotationRecord):
+            if m is not None and m.key.split("/")[0] not in pids:
+                r.fail("dayids", rel, n, f"field 'key': {m.key!r} names a participant not in the release")
+            texts += [(rel, n, k, s) for k, s in _strings(rec, skip=DAYID_FIELDS)]
 
     _sampling(r, raw_manifest, pids, proportional, users, convs)
-    allowed = [a.get("text") for a in raw_manifest.get("allowed") or [] if isinstance(a, dict) and a.get("text")]
-    _identifiers(r, texts, meta, originals, allowed)
+    if "identifiers" in checks:
+        allowed = [a.get("text") for a in raw_manifest.get("allowed") or [] if isinstance(a, dict) and a.get("text")]
+        _identifiers(r, texts, meta, originals, show_progress, allowed)
     _surrogates(r, convs, derived)
+    seen_files: set[str] = set()
+    kept = []
+    for f in report.failures:
+        if f.check == "files":
+            if f.file in seen_files:
+                continue
+            seen_files.add(f.file)
+        if f.check in checks:
+            kept.append(f)
+    report.failures = kept
     if pending or done:
         report.notes.append(f"annotation: {done} probes annotated, {pending} pending (not scoreable)")
     if demand[1]:
@@ -473,11 +527,20 @@ def _sampling(r: _Reader, raw: dict, pids: list[str], proportional: dict[str, li
         r.fail("sampling", MANIFEST, None, f"'sampling.participants' lists {stray}, not in the release")
 
 
-def _identifiers(r: _Reader, texts, meta, originals: dict[str, str] | None, allowed=()) -> None:
+def _identifiers(r: _Reader, texts, meta, originals: dict[str, str] | None, show_progress: bool | None,
+                 allowed=()) -> None:
     vocab = surrogate_pools()
     ok = {" ".join(a.split()).casefold() for a in allowed}  # the exporter's --allow: reviewed, in the manifest
-    todo = [(rel, n, k, s) for rel, n, k, s in texts if s and s.strip()]
-    hits = _identifier_hits_many([s for *_, s in todo])
+    todo = []
+    for rel, n, k, s in texts:
+        if len(s) > releasefiles.MAX_TEXT_CHARS:
+            r.fail("schema", rel, n, f"field '{k}': {len(s):,} characters, more than the "
+                                     f"{releasefiles.MAX_TEXT_CHARS:,} a text field may hold: not scanned",
+                   unreadable=True)
+        elif s and s.strip():
+            todo.append((rel, n, k, s))
+    with progress.bar(total=len(todo), desc="identifiers", unit="text", show=show_progress) as bar:
+        hits = progress.scan_many([s for *_, s in todo], bar)
     for (rel, n, k, s), hs in zip(todo, hits):
         for h in _covered(s, hs, vocab):
             if " ".join(h.text.split()).casefold() in ok:

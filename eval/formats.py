@@ -3,5 +3,5 @@ the annotator need them, and consent may not import eval); re-exported here for 
 and for anyone who imported them from here."""
 
 from consent.formats import (FORMAT, VERSION, ChatProbe, ConversationRow, Counts, DayId, Description,  # noqa: F401
-                             FeedbackItem, Locus, Manifest, OnScreen, ParticipantId, Persona, ProfileClaim, QAItem,
+                             FeedbackRow, Locus, Manifest, OnScreen, ParticipantId, Persona, ProfileClaim, QAItem,
                              Sampling, Sender, Stratum, Tier, Trait, Verdict)

@@ -22,6 +22,7 @@ Under `oracle` every turn is given the current target of its context (`extra["ix
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tempfile
 import time
@@ -112,7 +113,10 @@ def copy_store(store, into: Path):
 
     from memory.store import DB_NAME, Store
 
-    into.mkdir(parents=True, exist_ok=True)
+    into.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Private from the start, like a data directory (memory.store.secure_data_dir): SQLite would
+    # create the file with the umask's mode, and the Store opened on it would warn and fix it.
+    os.close(os.open(into / DB_NAME, os.O_RDWR | os.O_CREAT, 0o600))
     dst = sqlite3.connect(str(into / DB_NAME))
     try:
         store.conn.backup(dst)

@@ -17,8 +17,9 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from consent import releasefiles
 from consent.formats import describe as _describe  # one wording for the release checks and the reader
-from eval.formats import ChatProbe, ConversationRow, Counts, Manifest, Persona, ProfileClaim, QAItem
+from eval.formats import ChatProbe, ConversationRow, Counts, FeedbackRow, Manifest, Persona, ProfileClaim, QAItem
 from memory.keys import parse_dayid
 
 M = TypeVar("M", bound=BaseModel)
@@ -29,6 +30,7 @@ PROFILE = "profile.jsonl"
 PERSONA = "persona.json"
 CHAT_GOLD = "chat_gold.jsonl"
 QA = "qa.jsonl"
+FEEDBACK = "feedback.jsonl"
 
 
 class CorpusError(ValueError):
@@ -43,6 +45,7 @@ class Participant:
     persona: Persona | None = None
     chat_gold: list[ChatProbe] = field(default_factory=list)
     qa: list[QAItem] = field(default_factory=list)
+    feedback: list[FeedbackRow] = field(default_factory=list)  # ratings of companion replies (live trials)
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -85,25 +88,6 @@ def manifest_for(participants: dict[str, Participant], recent_window: int, **ext
 
 
 
-def _text(root: Path, rel: str) -> str:
-    try:
-        data = (root / rel).read_bytes()
-    except OSError as e:
-        raise CorpusError(f"{rel}: cannot read ({e.strerror})") from e
-    try:
-        return data.decode("utf-8-sig")  # tolerate a BOM; JSON is UTF-8 by the format
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise CorpusError(f"{rel} line {line}: not valid UTF-8 (byte offset {e.start})") from None
-
-
-def _parse(where: str, s: str):
-    try:
-        return json.loads(s)
-    except json.JSONDecodeError as e:
-        raise CorpusError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-
-
 def load_json_list(path: str | Path, what: str) -> list:
     """A whole-file JSON list (LoCoMo, LongMemEval), with errors that name the file."""
     name = Path(path).name
@@ -130,26 +114,24 @@ def validate(where: str, model: type[M], obj) -> M:
 
 
 def _read_json(root: Path, rel: str, model: type[M]) -> M:
-    return validate(rel, model, _parse(rel, _text(root, rel)))
+    try:
+        return validate(rel, model, releasefiles.read_json(root, rel))
+    except releasefiles.ReleaseFileError as e:
+        raise CorpusError(str(e)) from None
 
 
-# One row of a JSONL file is one message or one record; a message is at most 20,000 characters
-# (memory.messages.MAX_MESSAGE_CHARS). A line far past that is a broken or hostile file: it is
-# refused by name before JSON parsing and validation spend memory and time on it.
-MAX_LINE_CHARS = 1_000_000
+# Bounded reads, no link followed (consent.releasefiles): a line over MAX_LINE_CHARS, nesting
+# past its depth limit or a FIFO in place of a file is refused by name, never parsed or waited on.
+MAX_LINE_CHARS = releasefiles.MAX_LINE_CHARS
 
 
 def _read_jsonl(root: Path, rel: str, model: type[M]) -> list[tuple[int, M]]:
     """(line number, row) pairs; blank lines are skipped but still counted."""
-    out = []
-    for n, line in enumerate(_text(root, rel).split("\n"), 1):
-        if len(line) > MAX_LINE_CHARS:
-            raise CorpusError(f"{rel} line {n}: {len(line):,} characters, more than the {MAX_LINE_CHARS:,} "
-                              "a line may hold (one row per line)")
-        if line.strip():
-            where = f"{rel} line {n}"
-            out.append((n, validate(where, model, _parse(where, line))))
-    return out
+    try:
+        rows = releasefiles.read_jsonl(root, rel)
+    except releasefiles.ReleaseFileError as e:
+        raise CorpusError(str(e)) from None
+    return [(n, validate(f"{rel} line {n}", model, row)) for n, row in rows]
 
 
 def _resolve(where: str, name: str, dayids, index: dict[str, int], before: int | None = None) -> None:
@@ -221,6 +203,14 @@ def _read_participant(root: Path, pid: str) -> Participant:
         for n, q in rows:
             _resolve(f"{rel} line {n}", "evidence_dayids", q.evidence_dayids, index)
         p.qa = [q for _, q in rows]
+    if rel := optional(FEEDBACK):
+        rows = _read_jsonl(root, rel, FeedbackRow)
+        for n, f in rows:
+            _resolve(f"{rel} line {n}", "dayid", [f.dayid], index)
+            if p.row(f.dayid).sender != "companion":
+                raise CorpusError(f"{rel} line {n}: field 'dayid': {f.dayid!r} is a participant message: "
+                                  "ratings rate companion replies")
+        p.feedback = [f for _, f in rows]
     return p
 
 
@@ -284,7 +274,7 @@ def write_release(release: Release, path: str | Path, overwrite: bool = False) -
             d = tmp / pid
             d.mkdir()
             _write_jsonl(d / CONVERSATION, p.conversation)
-            for name, rows in ((PROFILE, p.profile), (CHAT_GOLD, p.chat_gold), (QA, p.qa)):
+            for name, rows in ((PROFILE, p.profile), (CHAT_GOLD, p.chat_gold), (QA, p.qa), (FEEDBACK, p.feedback)):
                 if rows:
                     _write_jsonl(d / name, rows)
             if p.persona is not None:

@@ -46,7 +46,7 @@ def test_consent_show_and_withdraw(home):
     assert "accepted (version 1, scopes logging, memory)" in run("consent", "show", "-p", "ana").output
     assert run("consent", "withdraw", "--participant", "ana", "--yes").exit_code == 0
     r = run("chat", "--participant", "ana", "--model", "echo", input="hi\n")
-    assert r.exit_code == 2 and "Nothing was stored" in r.output
+    assert r.exit_code == 2 and "unknown participant 'ana'" in r.output  # erased: the name is nobody now
     r = run("consent", "accept", "--participant", "ana", "--scopes", "logging,telepathy")
     assert r.exit_code == 2 and "unknown consent scope(s) ['telepathy']" in r.output
 

@@ -106,7 +106,7 @@ def test_export_writes_a_readable_release_with_no_identifier(store, study, tmp_p
     assert any(g.stratum == "control" and g.scoreable and not g.grounding_dayids for g in u1.chat_gold)
     for g in u1.chat_gold:
         assert u1.row(g.probe_dayid).sender == "user" and len(g.recent_context) <= 3
-        assert g.model_extra["annotation"] in ("pending", "not_needed")
+        assert g.annotation in ("pending", "not_needed")
     # the map is in the database, not in the release
     assert not any("surrogate" in f.name for f in out.rglob("*"))
     assert sorted(pid) == ["ana", "bob"] and sorted(pid.values()) == ["U01", "U02"]

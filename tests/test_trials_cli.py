@@ -157,3 +157,41 @@ def test_the_adaptive_learner_is_readable_as_of_a_turn(home):
     assert before["outcomes"] == 0 and before["mean"] == [0.5] * 11
     r = run("trial", "learner", "-p", "ana")
     assert "threshold 1.00: Beta(2, 1), mean 0.667" in r.stdout
+
+
+def test_turns_outside_the_trial_are_apart_and_the_reference_is_the_first_arm_given(home):
+    """ana: two turns before `trial randomize --gates never,always` (the configured arm), four
+    trial turns (blocked, seed 7: never, always, always, never, as in SCRIPT), one after `trial
+    clear`. Ratings: t0 down+forgot, t1 up, t2 down.
+    By hand: never = t0, t3: 2 turns, 0 retrieved, 1 rated (down, forgot): down_rate 1/2, up_share 0/1.
+    always = t1, t2: 2 turns, 2 retrieved, 2 rated (1 up, 1 down): down_rate 1/2, up_share 1/2.
+    Reference never (the first given, not the first by name): always - never = retrieval 1.0,
+    down_rate 0.0, up_share 0.5. Outside: 2 turns before the assignment, 1 after the trial."""
+    run("consent", "accept", "-p", "ana")
+    run("chat", "-p", "ana", "--model", "echo", input="good morning\nthe weather is grey\n")
+    run("trial", "randomize", "-p", "ana", "--gates", "never,always", "--seed", 7)
+    run("chat", "-p", "ana", "--model", "echo", input="lunch was soup\nthe bus was full\nwatering plants\nreading now\n")
+    run("trial", "clear", "-p", "ana")
+    run("chat", "-p", "ana", "--model", "echo", input="good night\n")
+    traces = json.loads(run("traces", "-p", "ana", "--json").stdout)
+    assert [t["arm"]["assignment"] for t in traces] == ["settings"] * 2 + ["randomized"] * 4 + ["settings"]
+    assert [t["arm"]["name"] for t in traces[2:6]] == [NEVER, ALWAYS, ALWAYS, NEVER]
+    for k, (rating, tag) in {2: ("down", "forgot"), 3: ("up", None), 4: ("down", None)}.items():
+        run("feedback", "-p", "ana", traces[k]["reply_dayid"], rating, *(["--tag", tag] if tag else []))
+    doc = json.loads(run("trial", "report", "--json", "--bootstrap", 50).stdout)  # no --out: stdout only
+    assert sorted(doc["arms"]) == [ALWAYS, NEVER] and doc["n_turns"] == 4 and doc["reference"] == NEVER
+    assert doc["outside_trial"]["before_assignment"]["counts"]["turns"] == 2
+    assert doc["outside_trial"]["after_trial"]["counts"]["turns"] == 1
+    never, always = doc["arms"][NEVER]["counts"], doc["arms"][ALWAYS]["counts"]
+    assert (never["turns"], never["retrieved"], never["rated"], never["down"], never["tag_forgot"]) == (2, 0, 1, 1, 1)
+    assert (always["turns"], always["retrieved"], always["rated"], always["up"], always["down"]) == (2, 2, 2, 1, 1)
+    d = {x["metric"]: x["value"] for x in doc["differences"]}
+    assert all(x["reference"] == NEVER for x in doc["differences"])
+    assert (d["retrieval_rate"], d["down_rate"], d["up_share"]) == (1.0, 0.0, 0.5)
+    named = json.loads(run("trial", "report", "--json", "--bootstrap", 50, "--control", "always").stdout)
+    assert named["reference"] == ALWAYS and {x["metric"]: x["value"] for x in named["differences"]}[
+        "retrieval_rate"] == -1.0
+    r = CliRunner().invoke(main, ["trial", "report", "--json", "--control", "dense"])
+    assert r.exit_code == 2 and "--control 'dense' ran no turns here" in r.output
+    r = CliRunner().invoke(main, ["trial", "report"])
+    assert r.exit_code == 2 and "give --out DIR" in r.output

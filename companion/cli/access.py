@@ -7,7 +7,8 @@ import functools
 
 import click
 
-from companion.cli.base import fail, open_store
+from companion.cli.base import fail, open_store, unknown
+from memory import participants
 
 
 # ---------------------------------------------------------------- who may run a command
@@ -31,7 +32,7 @@ FAILURES_FILE = "auth-failures.json"
 def limiter(settings):
     from companion import auth
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return auth.FileRateLimiter(settings.data_dir / FAILURES_FILE)
 
 
@@ -107,12 +108,22 @@ def guarded(scope: str):
         @functools.wraps(fn)
         def wrapper(*args, passphrase=None, researcher_password=None, **kwargs):
             s = kwargs["settings"]
-            if scope in ("participant", "participant-if-named") and kwargs.get("participant"):
-                check_participant(s, kwargs["participant"], passphrase, researcher_password)
+            named = kwargs.get("participant")
+            if scope in ("participant", "participant-if-named") and named:
+                if check_participant(s, named, passphrase, researcher_password) is None:
+                    unknown(named)
             elif scope == "participant-if-named":
                 pass  # nothing of anyone's (e.g. `consent show` without -p: the consent text)
             else:
                 check_researcher(s, researcher_password)
+                if named:  # after the credential: a name's existence is itself the researcher's to know
+                    store = open_store(s)
+                    try:
+                        record = participants.get(store, named)
+                    finally:
+                        store.close()
+                    if record is None:
+                        unknown(named)
             return fn(*args, **kwargs)
 
         wrapper = click.option(

@@ -60,13 +60,19 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+def unknown(participant: str) -> None:
+    """The one refusal of a -p/--participant naming nobody (exit 2), in every command."""
+    fail(f"unknown participant {participant!r}: no participant of that name in this data directory "
+         f"(a new participant starts with `companion consent accept --participant {participant}`)")
+
+
 def known_participant(store, participant, need_consent: bool = True):
     """Fail unless PARTICIPANT exists (and, with need_consent, consented to the memory scope)."""
     from consent import records as consent_records
     from memory import participants
 
     if not participants.exists(store, participant):
-        fail(f"unknown participant {participant!r}")
+        unknown(participant)
     if need_consent and not consent_records.status(store, participant).allows("memory"):
         fail(f"{participant!r} has not consented to the memory scope: nothing is derived")
 

@@ -69,7 +69,7 @@ def export_cmd(out, participants, seed, deny_list, recent_window, probe_share, o
         r = exporter.export(open_store(settings), out, names, seed=seed, deny_list=deny_list,
                             recent_window=settings.recent_window if recent_window is None else recent_window,
                             probe_share=probe_share, overwrite=overwrite, reissue=reissue, exclude=list(exclude),
-                            allow=list(allow), allowed_by=allowed_by)
+                            allow=list(allow), allowed_by=allowed_by, show_progress=None)
     except exporter.ReleaseRefused as e:
         fail(str(e))
     except (StoreError, FileExistsError, ValueError) as e:

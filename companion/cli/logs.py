@@ -7,7 +7,7 @@ import json
 import click
 
 from companion.cli.access import guarded
-from companion.cli.base import common, fail, main, open_store
+from companion.cli.base import common, main, open_store, unknown
 
 
 @main.command("messages")
@@ -21,7 +21,7 @@ def messages_cmd(participant, as_json, settings):
 
     store = open_store(settings)
     if not participants.exists(store, participant):
-        fail(f"unknown participant {participant!r}")
+        unknown(participant)
     rows = messages.read(store, participant, messages.next_ordinal(store, participant))
     if as_json:
         click.echo(json.dumps([m.public() for m in rows], ensure_ascii=False, indent=1))

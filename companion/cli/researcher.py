@@ -28,7 +28,7 @@ def researcher_set_password(new_password, researcher_password, settings):
             fail("a researcher password is already set: give the current one with --researcher-password")
         check_researcher_password(settings, researcher_password)
     try:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         auth.set_researcher_password(settings.data_dir, new_password)
     except ValueError as e:
         fail(str(e))

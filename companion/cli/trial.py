@@ -8,7 +8,7 @@ import sys
 import click
 
 from companion.cli.access import guarded
-from companion.cli.base import common, fail, main, open_store
+from companion.cli.base import common, fail, main, open_store, unknown
 from memory import feedback as feedback_mod
 from memory.store import StoreError
 
@@ -118,34 +118,52 @@ def feedback_cmd(participant, dayid, rating, tag, settings):
 @trial.command("report")
 @click.option("--participant", "-p", "who", multiple=True, help="Only these participants (repeatable).")
 @click.option("--since", default=None, help="Only turns from this ISO date or time (UTC) on.")
-@click.option("--reference", default=None, help="The arm differences are taken against (default: first by name).")
+@click.option("--control", "--reference", "control", default=None, metavar="ARM",
+              help="The reference arm differences are taken against: an arm's name (gate/retriever/policy) or a "
+                   "gate naming one arm (default: the first arm given to `trial randomize`).")
 @click.option("--bootstrap", type=int, default=2000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Also print report.json to stdout.")
-@click.option("--out", required=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout (with or without --out).")
+@click.option("--out", default=None, type=click.Path(file_okay=False),
+              help="Folder for report.md, report.json, outcomes.jsonl and the plots.")
 @common
 @guarded("researcher")
-def trial_report(who, since, reference, bootstrap, seed, as_json, out, settings):
-    """Per arm: turns, retrieval, feedback, implicit signals, latency; differences with intervals."""
+def trial_report(who, since, control, bootstrap, seed, as_json, out, settings):
+    """Per arm: turns, retrieval, feedback, implicit signals, latency; differences with intervals.
+    Turns outside any trial (before a participant's first assignment, after `trial clear`) are
+    counted apart."""
     from pathlib import Path
 
     from companion import trialreport
+    from memory import participants
 
     if bootstrap < 1:
         fail(f"--bootstrap must be at least 1, got {bootstrap}")
+    store = open_store(settings)
+    for p in who:
+        if not participants.exists(store, p):
+            unknown(p)
+    if not out and not as_json:
+        fail("give --out DIR (report.md, report.json, plots) or --json (report.json on stdout), or both")
     try:
-        doc = trialreport.report(open_store(settings), list(who) or None, since, reference, bootstrap, seed,
-                                 command=command_line(sys.argv[1:]))
+        doc = trialreport.report(store, list(who) or None, since, control, bootstrap, seed,
+                                 command=command_line(sys.argv[1:]), show_progress=None)
     except ValueError as e:
         fail(str(e))
-    doc = trialreport.write(doc, Path(out))
+    if out:
+        doc = trialreport.write(doc, Path(out))
+    else:
+        doc = {k: v for k, v in doc.items() if k != "outcomes"}
+    for w in doc["warnings"]:
+        click.echo(f"warning: {w}", err=True)
     if as_json:
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        for w in doc["warnings"]:
-            click.echo(f"warning: {w}", err=True)
         click.echo(f"wrote {Path(out) / 'report.md'}, report.json and {len(doc['plots'])} plot(s): "
-                   f"{doc['n_turns']} turns of {doc['n_participants']} participant(s) in {len(doc['arms'])} arm(s)")
+                   f"{doc['n_turns']} turns of {doc['n_participants']} participant(s) in {len(doc['arms'])} arm(s)"
+                   + (f"; {sum(v['counts']['turns'] for v in doc['outside_trial'].values())} turn(s) outside "
+                      "the trial counted apart" if any(v['counts']['turns'] for v in doc['outside_trial'].values())
+                      else ""))
 
 
 @trial.command("learner")
@@ -161,7 +179,7 @@ def trial_learner(participant, as_of, as_json, settings):
 
     store = open_store(settings)
     if not participants.exists(store, participant):
-        fail(f"unknown participant {participant!r}")
+        unknown(participant)
     params = settings.params_for("gate", "adaptive")
     try:
         st = adaptive.state(store, participant, as_of, params.get("base", "lexical"), params.get("base_params"),
