@@ -11,7 +11,8 @@ Three kinds of material, kept apart:
 - validation (chooses the default gate and recipe): the odd-numbered facts, other names, other
   seeds, and the fixture's U03, never trained on;
 - heldout: eval/data/gate-heldout-v1.json, written by hand before any gate code in another style,
-  measured once at the end, never tuned on.
+  measured once at the end, never tuned on; heldout2: eval/data/gate-heldout-v2.json, written
+  afterwards by another author.
 
 A probe is scored as the next message after the history it sees; needs = memory-bearing (its gold
 lies before the recent window).
@@ -36,6 +37,7 @@ from memory.context import TurnContext
 DATA = Path(__file__).parent / "data"
 MIX = DATA / "gate-mix-v1.json"
 HELDOUT = DATA / "gate-heldout-v1.json"
+HELDOUT2 = DATA / "gate-heldout-v2.json"  # written afterwards by another author
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 WINDOW = 3
 NAMES = {"training": ["Alex", "Brigitte", "Chen", "Dario"], "validation": ["Elif", "Farid", "Greta"]}
@@ -133,21 +135,23 @@ def fixture_cases(split: str, seed: int = 7) -> list[Case]:
     return out
 
 
-def heldout_cases() -> list[Case]:
-    data = json.loads(HELDOUT.read_text())
+def heldout_cases(path: Path = HELDOUT, prefix: str = "ho") -> list[Case]:
+    data = json.loads(path.read_text())
     out = []
     for pid, p in data["participants"].items():
         rows = [(m["sender"], m["text"]) for m in p["messages"]]
         end = len(rows) + 1
         probes = [Probe(q["text"], q["needs"], end, [q["fact"] + 1] if q.get("fact") is not None else [],
                         "recall" if q["needs"] else "needs nothing") for q in p["probes"]]
-        out.append(Case(f"ho-{pid}", rows, probes, "heldout", window=6))
+        out.append(Case(f"{prefix}-{pid}", rows, probes, "heldout", window=6))
     return out
 
 
 def cases(split: str, seed: int = 0) -> list[Case]:
     if split == "heldout":
         return heldout_cases()
+    if split == "heldout2":
+        return heldout_cases(HELDOUT2, "ho2")
     return mix_cases(split, seed) + fixture_cases(split)
 
 
@@ -293,7 +297,7 @@ def main(argv=None) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", default=str(Path(__file__).parents[1] / "memory" / "data" / "gate-learned-v1.json"))
     m = sub.add_parser("measure")
-    m.add_argument("--split", default="validation", choices=["training", "validation", "heldout"])
+    m.add_argument("--split", default="validation", choices=["training", "validation", "heldout", "heldout2"])
     m.add_argument("--gates", default="lexical,dense,learned")
     m.add_argument("--retrievers", default="bm25,dense,hybrid")
     m.add_argument("--by-source", action="store_true")

@@ -118,9 +118,10 @@ def test_the_turn_traces_the_default_gates_evidence(store, ana, settings, talk):
     assert any("Miso" in (h.get("snippet") or h.get("text") or "") for h in t.hits)
 
 
-def test_normalized_fusion_ranks_the_statement_over_the_companions_paraphrase(store, ana, talk):
-    hyb = registry.create("retriever", "hybrid")
-    assert hyb.params["recipe"] == "normalized"
+@pytest.mark.parametrize("recipe", ["normalized", None])  # None: the default (learned)
+def test_fusion_ranks_the_statement_over_the_companions_paraphrase(store, ana, talk, recipe):
+    hyb = registry.create("retriever", "hybrid", **({"recipe": recipe} if recipe else {}))
+    assert hyb.params["recipe"] == (recipe or "learned")
     hits = hyb.search(ctx(store, ana, "do you remember my sister in Porto?"), "do you remember my sister in Porto?", 3)
     assert hits[0].ordinal == talk[4].ordinal and hits[0].sender == "user"
     assert talk[5].ordinal in [h.ordinal for h in hits]  # the companion's paraphrase is still found, lower
