@@ -116,23 +116,29 @@ def cross_validate(folds, seed: int = 0, progress=None, fixed=FIXED, learned: bo
                 for g in names:  # nested: the learned ranker's out-of-fold rankings inside the training folds
                     if g == f:
                         continue
-                    m = ranktrain.fit_queries(tables, qs, np.flatnonzero((fold_of != f) & (fold_of != g)).tolist(), seed)
+                    inner_idx = np.flatnonzero((fold_of != f) & (fold_of != g)).tolist()
+                    if not any(ranktrain.trainable(qs[i]) for i in inner_idx):
+                        continue  # two folds only: nothing to train on inside; learned is not selectable here
+                    m = ranktrain.fit_queries(tables, qs, inner_idx, seed)
                     for i in np.flatnonzero(fold_of == g).tolist():
                         inner[f][i] = [dayid[qs[i].participant][o] for o in ranktrain.ranked(m, tables[i], K)]
         timing[LEARNED] = t_total / len(qs) * 1000
     systems = list(ranked)
     per = {s: [scores_of(q, r) for q, r in zip(qs, ranked[s])] for s in systems}
 
-    def train_score(s: str, f: str) -> float:
+    def train_score(s: str, f: str) -> float | None:
         idx = [i for i in range(len(qs)) if fold_of[i] != f and ranktrain.trainable(qs[i])]
         if s == LEARNED:
+            if any(i not in inner[f] for i in idx):  # no out-of-fold ranking inside: it cannot be chosen fairly
+                return None
             return float(np.mean([M.hit_at_k(qs[i].gold, inner[f][i], 5) for i in idx]))
         return float(np.mean([per[s][i]["hit@5"] for i in idx]))
 
     chosen = {}
     for f in names:
         by = {s: train_score(s, f) for s in systems}
-        chosen[f] = {"system": max(systems, key=lambda s: (by[s], -systems.index(s))), "training_hit@5": by}
+        ok = [s for s in systems if by[s] is not None]
+        chosen[f] = {"system": max(ok, key=lambda s: (by[s], -systems.index(s))), "training_hit@5": by}
     # The shipped default: the same rule on all folds, every system scored out of fold
     overall = {s: float(np.mean([per[s][i]["hit@5"] for i in range(len(qs)) if ranktrain.trainable(qs[i])])) for s in systems}
     final = max(systems, key=lambda s: (overall[s], -systems.index(s)))

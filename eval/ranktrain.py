@@ -107,6 +107,8 @@ def family_weights(queries) -> list[float]:
 def fit_queries(ts: list[Table], queries, idx=None, seed: int = 0) -> dict:
     """fit() on the trainable queries among `idx` (default all), families weighted equally."""
     keep = [i for i in (range(len(queries)) if idx is None else idx) if trainable(queries[i])]
+    if not keep:
+        raise ValueError("no queries to train the ranker on (LoCoMo categories 1-4 or project probes)")
     return fit([ts[i] for i in keep], seed=seed, weights=family_weights([queries[i] for i in keep]))
 
 
