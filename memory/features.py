@@ -1,7 +1,7 @@
 """Features of a message and of the relationship, for the learned gate (and for analysis).
 
 All are computed as of the turn: nothing at or after ctx.as_of is read. Phrase banks (back-reference
-cues, time cues, small talk, personal nouns) are versioned data in memory/data/gate-cues-v1.json.
+cues, time cues, small talk, personal nouns) are versioned data in memory/data/gate-cues-v2.json.
 Every feature is cheap: regexes over the message, the BM25 and dense scores the retriever shares
 through ctx.cache, and a handful of rows read by ordinal (no parse: live chat is often lowercase,
 where a tagger's proper-noun guesses fail, and a parse costs more than the rest of the gate).
@@ -21,7 +21,7 @@ from memory import keys
 from memory.context import TurnContext
 from memory.tokens import STOPWORDS, WORD, tokenize
 
-CUES_FILE = Path(__file__).parent / "data" / "gate-cues-v1.json"
+CUES_FILE = Path(__file__).parent / "data" / "gate-cues-v2.json"
 
 TEMPORAL = frozenset("""yesterday ago last earlier before previously week weekend month since
 again still anymore remember remembered recall back then once already""".split())
@@ -39,7 +39,15 @@ EVIDENCE = [
     "smalltalk", "phatic_repeat", "general_request", "bm25_outside_user", "dense_outside_user",
     "best_match_companion",
 ]
-NAMES = BASE + EVIDENCE
+# Issue 24: real chat. What the recent window already answers (thread evidence), the turn's place
+# in the conversation, and callbacks to the other side: what the companion asked, suggested or
+# planned, and names only the companion used.
+THREAD = ["dense_recent", "bm25_recent", "answers_question", "log_gap_hours"]
+OTHER = ["other_ref", "companion_callback", "companion_novelty", "unseen_reference", "news_cues"]
+# "the festival", "that community meeting", "your other dog", "our hike": a determiner or possessive and
+# a word the recent window does not hold but the conversation before it does.
+DETERMINED = re.compile(r"\b(?:the|that|those|this|these|your|our|his|her|their)\s+((?:\w+\s+){0,2}\w+)")
+NAMES = BASE + EVIDENCE + THREAD + OTHER
 USER_DEPTH = 10  # how many of the best matches outside the window are read to find the participant's own
 
 
@@ -61,6 +69,9 @@ def cues() -> dict:
         "personal_words": frozenset(w for e in data["personal_nouns"] for w in WORD.findall(e) if w.isalpha()),
         "possessive": rx(data["first_person_possessive"]),
         "first_person_past": rx(data["first_person_past"]),
+        "other_ref": rx(data.get("other_ref", [])) if data.get("other_ref") else None,
+        "prompting": rx(data.get("prompting", [])) if data.get("prompting") else None,
+        "news": rx(data.get("news", [])) if data.get("news") else None,
     }
 
 
@@ -141,7 +152,11 @@ def speaker_aware(ctx: TurnContext) -> dict:
     lex_user = next(((o, s) for o, s in lex if rows.get(o, ("",))[0] == "user"), (None, 0.0))
     den_user = next(((o, s) for o, s in den if rows.get(o, ("",))[0] == "user"), (None, 0.0))
     best = lex[0][0] if lex else (den[0][0] if den else None)
+    prompting = cues()["prompting"]
+    asked = [s for o, s in den if rows.get(o, ("",))[0] == "companion"
+             and (rows[o][1].rstrip().endswith("?") or (prompting is not None and prompting.search(rows[o][1].lower())))]
     return {
+        "companion_callback": max(asked[0], 0.0) if asked else 0.0,
         "bm25_outside_user": lex_user[1] / ref if ref > 0 else 0.0,
         "bm25_user_best": lex_user[0],
         "dense_outside_user": max(den_user[1], 0.0),
@@ -183,12 +198,14 @@ def _occurrences(ctx: TurnContext, term: str, limit: int = 4) -> list[int]:
     return [o for o in reversed(found) if o not in recent][:limit]
 
 
-def entity_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
-    """Names and personal nouns of the message that the participant used before the recent window
-    and that the window does not hold: what a callback by name looks like."""
+def _novel(ctx: TurnContext) -> dict[str, list[str]]:
+    """Names and personal nouns of the message that each side ("user", "companion") used before the
+    recent window and that the window does not hold (memoized for the turn)."""
+    key = ("novel", ctx.as_of, ctx.text)
+    if key in ctx.cache:
+        return ctx.cache[key]
     c = cues()
-    text = ctx.text
-    words = WORD.findall(text)
+    words = WORD.findall(ctx.text)
     recent_words = {w for m in ctx.recent for w in tokenize(m.text)}
     candidates: dict[str, bool] = {}  # word -> written as a name in this message
     for i, w in enumerate(words):
@@ -196,22 +213,79 @@ def entity_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
         if len(lw) < 3 or not w.isalpha() or lw in STOPWORDS or lw in recent_words:
             continue
         candidates[lw] = candidates.get(lw, False) or (i > 0 and w[0].isupper())
-    novel = []
+    novel: dict[str, list[str]] = {"user": [], "companion": []}
     for lw, as_name in candidates.items():
         occ = _occurrences(ctx, lw)
         if not occ:
             continue
         rows = _senders(ctx, occ)
         pat = re.compile(rf"(?<!^)(?<![.!?]\s)\b{re.escape(lw)}\b", re.IGNORECASE)
-        for o in occ:
-            sender, t = rows.get(o, ("", ""))
-            if sender != "user":
-                continue
-            said_as_name = any(m.group(0)[0].isupper() for m in pat.finditer(t))
-            if as_name or lw in c["personal_words"] or said_as_name:
-                novel.append(lw)
-                break
+        for side, found in novel.items():
+            for o in occ:
+                sender, t = rows.get(o, ("", ""))
+                if sender != side:
+                    continue
+                said_as_name = any(m.group(0)[0].isupper() for m in pat.finditer(t))
+                if as_name or lw in c["personal_words"] or said_as_name:
+                    found.append(lw)
+                    break
+    ctx.cache[key] = novel
+    return novel
+
+
+def entity_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
+    """Names and personal nouns of the message that the participant used before the recent window
+    and that the window does not hold: what a callback by name looks like."""
+    novel = _novel(ctx)["user"]
     return float(len(novel)), novel
+
+
+def unseen_reference(ctx: TurnContext) -> tuple[float, list[str]]:
+    """Phrases that point at something by determiner or possessive ("that event", "your other dog")
+    whose words the recent window does not hold and the conversation before it does: a reference to
+    what is off screen. Counted once per phrase."""
+    recent = {w for m in ctx.recent for w in tokenize(m.text)}
+    found = []
+    for m in DETERMINED.finditer(ctx.text.lower()):
+        heads = [w for w in tokenize(m.group(1)) if len(w) >= 3 and w not in recent]
+        if any(_occurrences(ctx, h, limit=1) for h in heads):
+            found.append(m.group(0))
+    return float(len(found)), found
+
+
+def companion_novelty(ctx: TurnContext) -> tuple[float, list[str]]:
+    """The same for names only the companion said before the window ("how is Coco doing?" after the
+    companion told of its new puppy Coco): a callback to the other side."""
+    mine = set(_novel(ctx)["user"])
+    novel = [w for w in _novel(ctx)["companion"] if w not in mine]
+    return float(len(novel)), novel
+
+
+def in_window(ctx: TurnContext) -> dict[str, float]:
+    """How well the recent window already answers the message: the best dense and BM25 match among
+    the window's messages, whether the newest of them is a question from the companion (the message
+    most likely answers it), and the hours since the previous message (a message after a silence
+    opens a new session, where callbacks come)."""
+    out = {"dense_recent": 0.0, "bm25_recent": 0.0, "answers_question": 0.0, "log_gap_hours": 0.0}
+    if not ctx.recent:
+        return out
+    sims, dord = ctx.dense(ctx.text)
+    pos = _positions(dord, ctx.recent_ordinals)
+    if len(pos):
+        out["dense_recent"] = max(float(sims[pos].max()), 0.0)
+    scores, ordinals, ref = ctx.bm25(ctx.text)
+    pos = _positions(ordinals, ctx.recent_ordinals)
+    if len(pos) and ref > 0:
+        out["bm25_recent"] = float(scores[pos].max() / ref)
+    last = ctx.recent[-1]
+    out["answers_question"] = float(last.sender == "companion" and "?" in last.text)
+    if ctx.time is not None:
+        from datetime import datetime, timezone
+
+        prev = datetime.fromisoformat(last.ts)
+        prev = prev if prev.tzinfo else prev.replace(tzinfo=timezone.utc)
+        out["log_gap_hours"] = math.log1p(max((ctx.time.instant - prev).total_seconds(), 0.0) / 3600)
+    return out
 
 
 def rewrite_for_lexical(text: str) -> str:
@@ -237,6 +311,8 @@ def cue_features(text: str) -> dict[str, float]:
     mine = bool(c["possessive"].search(low)) or bool(c["first_person_past"].search(low))
     personal = len(c["personal_nouns"].findall(low))
     return {
+        "other_ref": float(len(c["other_ref"].findall(low))) if c["other_ref"] is not None else 0.0,
+        "news_cues": float(len(c["news"].findall(low))) if c["news"] is not None else 0.0,
         "backref_cues": float(len(c["backref"].findall(low))),
         "time_cues": float(len(c["time"].findall(low))),
         "own_life_question": float(question and (mine or personal > 0)),
@@ -283,13 +359,23 @@ def compute(ctx: TurnContext, names=None) -> dict[str, float]:
     if "past_retrieval_rate" in want:
         out["past_retrieval_rate"] = past_retrieval_rate(ctx)
     out.update(cue_features(ctx.text))
-    if want & {"bm25_outside_user", "dense_outside_user", "best_match_companion", "phatic_repeat"}:
+    if want & {"bm25_outside_user", "dense_outside_user", "best_match_companion", "phatic_repeat",
+               "companion_callback"}:
         sp = speaker_aware(ctx)
-        out.update({k: sp[k] for k in ("bm25_outside_user", "dense_outside_user", "best_match_companion")})
+        out.update({k: sp[k] for k in ("bm25_outside_user", "dense_outside_user", "best_match_companion",
+                                       "companion_callback")})
         out["phatic_repeat"] = phatic_repeat(ctx, sp)
         # For the decision's reason: the participant's own nearest message, not a companion reply
         ctx.cache["evidence"] = {"own_best": sp["bm25_user_best"] or sp["dense_user_best"]}
     if "entity_novelty" in want:
         out["entity_novelty"], novel = entity_novelty(ctx)
         ctx.cache.setdefault("evidence", {})["names"] = novel
+    if "companion_novelty" in want:
+        out["companion_novelty"], novel = companion_novelty(ctx)
+        ctx.cache.setdefault("evidence", {})["their_names"] = novel
+    if "unseen_reference" in want:
+        out["unseen_reference"], refs = unseen_reference(ctx)
+        ctx.cache.setdefault("evidence", {})["references"] = refs
+    if want & set(THREAD):
+        out.update(in_window(ctx))
     return out

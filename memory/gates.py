@@ -126,7 +126,7 @@ class Model(Gate):
         return self._decision(int(m.group(1)) / 100, "the model judged the need for the past")
 
 
-SHIPPED_WEIGHTS = Path(__file__).parent / "data" / "gate-learned-v1.json"
+SHIPPED_WEIGHTS = Path(__file__).parent / "data" / "gate-learned-v2.json"
 
 
 class Learned(Gate):
@@ -161,7 +161,8 @@ class Learned(Gate):
                                    "run `companion gates train --corpus DIR`")
             try:
                 model = json.loads(path.read_text())
-                unknown = sorted(set(model["features"]) - set(features.NAMES))
+                used = set(model["features"]) | {n for part in model.get("parts", []) for n in part["features"]}
+                unknown = sorted(used - set(features.NAMES))
             except (ValueError, KeyError, TypeError) as e:
                 raise RuntimeError(f"{path} is not a learned-gate weights file: {e}") from e
             if unknown:
@@ -173,11 +174,20 @@ class Learned(Gate):
         return self._model
 
     def evidence(self, ctx) -> tuple[float, dict[str, float], str]:
-        """Calibrated probability, the feature values, and the feature that pushed it most."""
+        """Calibrated probability, the feature values, and the feature that pushed it most.
+
+        Weights are one logistic model (`features`, `coef`, `mean`, `scale`, `intercept`) or a mix of
+        several (`parts`, each such a model with a `weight` and the `spread` its logit is divided by)."""
         m = self._load(ctx)
         f = features.compute(ctx, m["features"])
-        parts = {n: w * (f[n] - mu) / sd for n, w, mu, sd in zip(m["features"], m["coef"], m["mean"], m["scale"])}
-        z = m["intercept"] + sum(parts.values())
+        parts: dict[str, float] = {}
+        z = 0.0
+        for part in m.get("parts") or [dict(m, weight=1.0, spread=1.0)]:
+            k = part["weight"] / part["spread"]
+            z += k * part["intercept"]
+            for n, w, mu, sd in zip(part["features"], part["coef"], part["mean"], part["scale"]):
+                parts[n] = parts.get(n, 0.0) + k * w * (f[n] - mu) / sd
+        z += sum(parts.values())
         cal = m.get("calibration")  # Platt scaling fitted on held-back folds
         if cal:
             z = cal["a"] * z + cal["b"]
@@ -193,6 +203,10 @@ class Learned(Gate):
             why += f"; nearest own message {_dayid(ctx, ev['own_best'])}"
         if ev.get("names"):
             why += f"; names from before the window: {', '.join(ev['names'])}"
+        if ev.get("their_names"):
+            why += f"; the companion's names from before the window: {', '.join(ev['their_names'])}"
+        if ev.get("references"):
+            why += f"; points at what is off screen: {', '.join(repr(r) for r in ev['references'][:3])}"
         return self._decision(score, why + ")", features=f)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory import features, messages, recipes
+from memory import features, messages, ranker, recipes
 from memory.context import TurnContext
 
 
@@ -118,22 +118,30 @@ class Dense(Retriever):
 
 class Hybrid(Retriever):
     """Fusion of component retrievers, as a named recipe (memory/recipes.py) says: reciprocal-rank
-    fusion (`fusion: rrf`) or a weighted sum of normalized scores (`fusion: scores`)."""
+    fusion (`fusion: rrf`), a weighted sum of normalized scores (`fusion: scores`), or a learned
+    linear ranker over features of each candidate (`fusion: learned`, memory/ranker.py, its
+    weights a data file named by `model`)."""
 
     name = "hybrid"
-    version = "2"
+    version = "3"
     COMPONENTS = {"bm25": BM25, "dense": Dense}
+    FUSIONS = ("rrf", "scores", "learned")
 
     def __init__(self, recipe: str = recipes.DEFAULT, **overrides):
         spec = {**recipes.get(recipe), **overrides}
         super().__init__(recipe=recipe, **spec)
-        self.weights, self.depth = spec["weights"], spec.get("depth", 50)
-        self.rrf_k = spec.get("rrf_k", 60)
         self.fusion = spec.get("fusion", "rrf")
+        if self.fusion not in self.FUSIONS:
+            raise ValueError(f"hybrid recipe {recipe!r}: fusion must be one of {', '.join(self.FUSIONS)}, "
+                             f"not {self.fusion!r}")
+        self.weights, self.depth = spec.get("weights", {}), spec.get("depth", 50)
+        self.rrf_k = spec.get("rrf_k", 60)
         self.companion_factor = float(spec.get("companion_factor", 1.0))
         self.rewrite = bool(spec.get("rewrite", False))
-        if self.fusion not in ("rrf", "scores"):
-            raise ValueError(f"hybrid recipe {recipe!r}: fusion must be 'rrf' or 'scores', not {self.fusion!r}")
+        self.model_path = None
+        if self.fusion == "learned":
+            self.model_path = recipes.model_path(spec.get("model"))
+            self.params["model_version"] = ranker.load(self.model_path).get("version")
         unknown = set(self.weights) - set(self.COMPONENTS)
         if unknown:
             raise ValueError(f"hybrid recipe {recipe!r}: unknown components {sorted(unknown)}")
@@ -141,6 +149,9 @@ class Hybrid(Retriever):
     def search(self, ctx, query, k):
         if self.fusion == "scores":
             return self._search_scores(ctx, query, k)
+        if self.fusion == "learned":
+            ranked = ranker.rank(ctx, query, k, ranker.load(self.model_path), self.depth)
+            return [Hit(o, row[3], row[0], row[1], s) for o, s, row in ranked]
         return self._search_rrf(ctx, query, k)
 
     def _search_scores(self, ctx, query, k):

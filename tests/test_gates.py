@@ -118,9 +118,10 @@ def test_the_turn_traces_the_default_gates_evidence(store, ana, settings, talk):
     assert any("Miso" in (h.get("snippet") or h.get("text") or "") for h in t.hits)
 
 
-def test_normalized_fusion_ranks_the_statement_over_the_companions_paraphrase(store, ana, talk):
-    hyb = registry.create("retriever", "hybrid")
-    assert hyb.params["recipe"] == "normalized"
+@pytest.mark.parametrize("recipe", ["normalized", None])  # None: the default (learned)
+def test_fusion_ranks_the_statement_over_the_companions_paraphrase(store, ana, talk, recipe):
+    hyb = registry.create("retriever", "hybrid", **({"recipe": recipe} if recipe else {}))
+    assert hyb.params["recipe"] == (recipe or "learned")
     hits = hyb.search(ctx(store, ana, "do you remember my sister in Porto?"), "do you remember my sister in Porto?", 3)
     assert hits[0].ordinal == talk[4].ordinal and hits[0].sender == "user"
     assert talk[5].ordinal in [h.ordinal for h in hits]  # the companion's paraphrase is still found, lower
@@ -154,10 +155,21 @@ def test_a_bad_recipe_is_refused_by_name():
 
 
 def test_shipped_weights_are_reproduced_from_their_seed(tmp_path):
+    """Both shipped files: the message part (v1, synthetic split only) and the mixed gate (v2), whose
+    real part comes from the committed feature rows of the real-message set (no LoCoMo needed)."""
     from eval import gatesets
 
-    shipped = json.loads((features.CUES_FILE.parent / "gate-learned-v1.json").read_text())
-    again = gatesets.train(tmp_path / "w.json", seed=shipped["seed"])
-    assert again["features"] == shipped["features"] and again["threshold"] == shipped["threshold"]
-    assert again["coef"] == pytest.approx(shipped["coef"], abs=1e-6)
-    assert again["calibration"]["a"] == pytest.approx(shipped["calibration"]["a"], abs=1e-6)
+    data = features.CUES_FILE.parent
+    v1 = json.loads((data / "gate-learned-v1.json").read_text())
+    again = gatesets.train_v1(None, seed=v1["seed"])
+    assert again["features"] == v1["features"] and again["threshold"] == v1["threshold"]
+    assert again["coef"] == pytest.approx(v1["coef"], abs=1e-6)
+    v2 = json.loads((data / "gate-learned-v2.json").read_text())
+    again = gatesets.train(tmp_path / "w.json", seed=v2["seed"])
+    assert again["threshold"] == v2["threshold"] and [p["name"] for p in again["parts"]] == ["message", "real"]
+    for mine, theirs in zip(again["parts"], v2["parts"]):
+        assert mine["features"] == theirs["features"]
+        assert mine["coef"] == pytest.approx(theirs["coef"], abs=1e-6)
+        assert mine["spread"] == pytest.approx(theirs["spread"], abs=1e-6)
+    assert again["calibration"]["a"] == pytest.approx(v2["calibration"]["a"], abs=1e-6)
+    assert v2["parts"][0]["coef"] == pytest.approx(v1["coef"], abs=1e-6)  # the message part is v1

@@ -164,7 +164,7 @@ def test_learned_gate_applies_its_weights(store, ana, convo, tmp_path):
     # Untrained data directory: the weights shipped in the package, named in the trace.
     shipped = registry.create("gate", "learned")
     d = shipped.decide(ctx_at(store, ana, "x", as_of))
-    assert shipped.params["weights_file"].endswith("gate-learned-v1.json") and set(d.features) >= {"phatic_repeat"}
+    assert shipped.params["weights_file"].endswith("gate-learned-v2.json") and set(d.features) >= {"phatic_repeat"}
 
 
 def test_oracle_gate_needs_gold_outside_the_window(store, ana, convo):
