@@ -94,7 +94,7 @@ def append_many(store: Store, participant: str, rows: list[dict], also=None) -> 
     # Slow index work (embedding) happens before the write lock is taken.
     prepared = [ix.prepare([r["text"] for r in rows]) for ix in store.indexes]
     out: list[Message] = []
-    with store.transaction() as conn:
+    with store.transaction(participant=participant) as conn:
         p = conn.execute(
             "SELECT tz, first_local_date, next_ordinal FROM participants WHERE participant=?",
             (participant,),
@@ -199,7 +199,7 @@ def by_ordinals(store: Store, participant: str, ordinals: list[int], as_of: int)
 def delete(store: Store, participant: str, dayid: str) -> Message:
     """Remove one message from the log and from every index, in one transaction."""
     keys.parse_dayid(dayid)
-    with store.transaction() as conn:
+    with store.transaction(participant=participant) as conn:
         r = conn.execute(
             "SELECT * FROM messages WHERE participant=? AND dayid=?", (participant, dayid)
         ).fetchone()

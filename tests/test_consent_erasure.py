@@ -13,6 +13,8 @@ from memory import feedback, messages, traces
 from memory.store import Store, StoreError
 from memory.traces import Trace
 
+pytestmark = pytest.mark.both_backends  # the store and turn suites run on SQLite and PostgreSQL
+
 NAME = "zqx-canary-person"
 CANARIES = ["QWERTY-canary-7731 my secret diary", "ZEPHYR-canary-5150 lives on Canary Wharf",
             "trace-only-canary-9921"]
