@@ -19,8 +19,10 @@ class PgCluster:
         import psycopg
 
         self.root = Path(root)
-        # The server's unix socket lives in its data directory: keep the path short (< 108 bytes).
-        self.data = Path(tempfile.mkdtemp(prefix="pg-", dir=str(self.root)))
+        # Outside pytest's tree (pytest keeps it 0700, and when run as root pgserver runs the
+        # server as another account, which must reach its directory); the unix socket lives in
+        # it, so the path stays short. Removed by stop().
+        self.data = Path(tempfile.mkdtemp(prefix="companion-pg-"))
         self.server = pgserver.get_server(self.data, cleanup_mode="stop")
         self.uri = self.server.get_uri()
         self._n = itertools.count()
@@ -51,4 +53,7 @@ class PgCluster:
             c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def stop(self) -> None:
+        import shutil
+
         self.server.cleanup()
+        shutil.rmtree(self.data, ignore_errors=True)
