@@ -24,8 +24,8 @@ Two named differences, both about rows SQLite keys implicitly:
 
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, CheckConstraint, Column, Float, ForeignKey, Identity, Index, LargeBinary,
-                        MetaData, PrimaryKeyConstraint, Table, Text, UniqueConstraint, text)
+from sqlalchemy import (BigInteger, CheckConstraint, Column, Float, ForeignKey, Identity, Index, Integer,
+                        LargeBinary, MetaData, PrimaryKeyConstraint, Table, Text, UniqueConstraint, text)
 from sqlalchemy.types import UserDefinedType
 
 metadata = MetaData()
@@ -44,22 +44,28 @@ class Vector(UserDefinedType):
         return f"vector({self.dim})"
 
 
+# The column types a portable migration uses (memory.migrations.add_table / add_column compile them
+# for either engine): on SQLite INTEGER (an INTEGER PRIMARY KEY is the rowid) and TEXT.
+INT = BigInteger().with_variant(Integer(), "sqlite")
+TEXT = Text().with_variant(Text(collation="C"), "postgresql")
+
+
 def _text(name, nullable=False, default=None, **kw):
-    return Column(name, Text(collation="C"), nullable=nullable,
+    return Column(name, TEXT, nullable=nullable,
                   server_default=text(default) if default is not None else None, **kw)
 
 
 def _int(name, nullable=False, default=None, **kw):
-    return Column(name, BigInteger, nullable=nullable,
+    return Column(name, INT, nullable=nullable,
                   server_default=text(default) if default is not None else None, **kw)
 
 
 def _id():
-    return Column("id", BigInteger, primary_key=True, autoincrement=True)
+    return Column("id", INT, primary_key=True, autoincrement=True)
 
 
 def _who(nullable=False, **kw):
-    return Column("participant", Text(collation="C"),
+    return Column("participant", TEXT,
                   ForeignKey("participants.participant", ondelete="CASCADE"), nullable=nullable, **kw)
 
 
@@ -135,14 +141,14 @@ exports = Table(
 
 export_members = Table(
     "export_members", metadata,
-    Column("release", Text(collation="C"), ForeignKey("exports.release", ondelete="CASCADE"), nullable=False),
+    Column("release", TEXT, ForeignKey("exports.release", ondelete="CASCADE"), nullable=False),
     _who(), _text("pseudonym"),
     PrimaryKeyConstraint("release", "participant"),
 )
 
 export_surrogates = Table(
     "export_surrogates", metadata,
-    Column("release", Text(collation="C"), ForeignKey("exports.release", ondelete="CASCADE"), nullable=False),
+    Column("release", TEXT, ForeignKey("exports.release", ondelete="CASCADE"), nullable=False),
     _who(), _text("kind"), _text("original"), _text("surrogate"),
     Column("rowid", BigInteger, Identity(), nullable=False, info={"implicit_on_sqlite": True}),
     Index("export_surrogates_by_release", "release", "participant"),
@@ -278,7 +284,7 @@ release_ledger = Table(
 
 release_ledger_members = Table(
     "release_ledger_members", metadata,
-    Column("release", Text(collation="C"), ForeignKey("release_ledger.release", ondelete="CASCADE"),
+    Column("release", TEXT, ForeignKey("release_ledger.release", ondelete="CASCADE"),
            nullable=False),
     _text("pseudonym"), _text("member_key", True), _text("withdrawn_at", True),
     PrimaryKeyConstraint("release", "pseudonym"),
