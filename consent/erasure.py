@@ -117,6 +117,7 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
         raise StoreError("erasure must not run inside another transaction (it ends with VACUUM)")
     if conn.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone() is None:
         raise StoreError(f"unknown participant {participant!r}: nothing to erase")
+    store.settle(participant)  # no work after a reply may land once the participant is gone
     result = Erasure(participant, engine=store.engine)
     sqlite = conn.dialect == "sqlite"
     if sqlite:

@@ -353,10 +353,16 @@ class VectorIndex(_Index):
             self._store_missing(participant, [rows[i] for i in missing], out[missing])
         return out
 
-    def _store_missing(self, participant: str, rows, vecs) -> None:
+    def complete(self, participant: str, msgs) -> None:
+        """Embed and store the vectors of messages stored without them (`index_later`), unless
+        they are gone (deleted, erased) or another process stored them meanwhile."""
+        rows = [(m.id, m.ordinal, m.text) for m in msgs]
+        self._store_missing(participant, rows, self.prepare([r[2] for r in rows]), quiet=False)
+
+    def _store_missing(self, participant: str, rows, vecs, quiet: bool = True) -> None:
         import contextlib
 
-        with contextlib.suppress(Exception):  # a read must not fail on a repair (it is retried next load)
+        with contextlib.suppress(*((Exception,) if quiet else ())):  # a read must not fail on a repair
             with self.store.transaction(participant=participant) as conn:
                 for r, v in zip(rows, vecs):
                     if conn.execute("SELECT 1 FROM messages WHERE id=?", (r[0],)).fetchone() and \

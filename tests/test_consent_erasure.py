@@ -58,6 +58,7 @@ def test_withdrawal_erases_every_byte_and_keeps_others(store, home, settings):
     _plant(store, settings)
     sqlite = store.engine == "sqlite"  # on PostgreSQL the bytes are the server's (docs/SECURITY.md)
     assert not sqlite or set(_scan(home)) >= {*CANARIES, NAME}  # the scan can see them before
+    store.settle()  # the last reply's vector is stored after the turn returned (companion/turn.py)
     before = store.conn.execute("SELECT count(*) FROM message_vectors WHERE participant=?", (NAME,)).fetchone()[0]
     assert before == 4
 

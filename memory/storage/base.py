@@ -56,6 +56,10 @@ class BaseStore:
         self._local = threading.local()
         self._all: list = []
         self._lock = threading.Lock()
+        self._later_cv = threading.Condition()
+        self._later_q: list = []
+        self._pending: dict[str, int] = {}
+        self._later_thread: threading.Thread | None = None
         self._open(database)
         with self.transaction() as conn:
             migrations.apply(conn)
@@ -114,6 +118,43 @@ class BaseStore:
     def has_table(conn, name: str) -> bool:
         raise NotImplementedError
 
+    # ------------------------------------------------------------ work after the reply
+
+    def later(self, participant: str, fn) -> None:
+        """Run `fn()` on this store's background thread, in order: work a turn does after its
+        reply is shown (the reply's vector). `settle(participant)` waits for it; a turn settles
+        its participant before it reads anything, so as-of reads see every earlier turn whole."""
+        with self._later_cv:
+            if self._later_thread is None:
+                self._later_thread = threading.Thread(target=self._later_loop, name="store-after-reply",
+                                                      daemon=True)
+                self._later_thread.start()
+            self._later_q.append((participant, fn))
+            self._pending[participant] = self._pending.get(participant, 0) + 1
+            self._later_cv.notify_all()
+
+    def settle(self, participant: str | None = None) -> None:
+        """Wait until the background work of `participant` (of everyone: None) is committed."""
+        with self._later_cv:
+            self._later_cv.wait_for(lambda: not (self._pending.get(participant) if participant is not None
+                                                 else any(self._pending.values())))
+
+    def _later_loop(self) -> None:
+        while True:
+            with self._later_cv:
+                self._later_cv.wait_for(lambda: self._later_q)
+                participant, fn = self._later_q.pop(0)
+            try:
+                fn()
+            except Exception:  # the work repairs itself at the next index load (memory.indexes)
+                log.exception("background work after a reply failed; it is redone when the index next loads")
+            finally:
+                with self._later_cv:
+                    self._pending[participant] -= 1
+                    if not self._pending[participant]:
+                        del self._pending[participant]
+                    self._later_cv.notify_all()
+
     # ------------------------------------------------------------ shared
 
     def compaction_pending(self) -> bool:
@@ -135,6 +176,7 @@ class BaseStore:
         return conn
 
     def close(self) -> None:
+        self.settle()
         with self._lock:
             for conn in self._all:
                 with contextlib.suppress(Exception):
