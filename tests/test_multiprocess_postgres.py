@@ -33,10 +33,16 @@ def name(i: int) -> str:
 
 def start(home: Path):
     port = free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    err = open(home.parent / f"{home.name}.stderr", "w+")
     proc = subprocess.Popen([sys.executable, "-m", "tests.serve_child", str(port), str(home)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=os.environ.copy())
+                            stdout=subprocess.PIPE, stderr=err, text=True, env=os.environ.copy())
     line = proc.stdout.readline()
-    assert line.startswith("READY"), f"app process did not start: {line!r}"
+    if not line.startswith("READY"):
+        proc.kill()
+        proc.wait()
+        err.seek(0)
+        raise AssertionError(f"app process did not start: {line!r}\n{err.read()[-3000:]}")
     return proc, f"http://127.0.0.1:{port}/"
 
 
@@ -52,7 +58,13 @@ def _texts(chat) -> str:
 def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
     from gradio_client import Client
 
-    procs = [start(tmp_path / "a"), start(tmp_path / "b")]
+    procs = [start(tmp_path / "a")]
+    try:
+        procs.append(start(tmp_path / "b"))
+    except BaseException:
+        procs[0][0].kill()
+        procs[0][0].wait()
+        raise
     killed = threading.Event()
     acks: dict[int, list[str]] = {i: [] for i in range(N)}
     moved: dict[int, int] = {}  # participant -> acknowledged turns served by B after A died
@@ -67,12 +79,7 @@ def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
         return c
 
     def participant(i: int) -> None:
-        p = i % 2
-        try:
-            c = client_on(p, i, new=True)
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"{name(i)} sign-up: {e}")
-            return
+        p, c = i % 2, first[i]
         k = attempt = 0
         while k < TURNS:
             text = f"turn {k} try {attempt} from zq{i}x"
@@ -108,8 +115,9 @@ def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
                 withdrawn.set()
                 return
 
-    threads = [threading.Thread(target=participant, args=(i,)) for i in range(N)]
     try:
+        first = {i: client_on(i % 2, i, new=True) for i in range(N)}  # sign-ups one by one; turns at once
+        threads = [threading.Thread(target=participant, args=(i,)) for i in range(N)]
         for t in threads:
             t.start()
         for t in threads:
