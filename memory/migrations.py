@@ -556,12 +556,17 @@ def _ddl(conn, element) -> str:
     return str(element.compile(dialect=dialect)).strip()
 
 
-# SQLite functions the shipped SQL uses, defined on PostgreSQL under the same name (the only
-# ones: anything else written must be portable). json_extract(doc, '$.a.b') -> text.
+# SQLite functions the shipped SQL uses, defined on PostgreSQL under the same name and meaning
+# (the only ones: anything else written must be portable): json_extract(doc, '$.a.b') as text;
+# the two-argument scalar MAX(a, b) and MIN(a, b) (NULL if either is NULL, as in SQLite).
 COMPAT_FUNCTIONS = (
     """CREATE OR REPLACE FUNCTION json_extract(doc text, path text) RETURNS text
        LANGUAGE sql IMMUTABLE AS
        $$ SELECT (doc::jsonb) #>> string_to_array(substr(path, 3), '.') $$""",
+    """CREATE OR REPLACE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible
+       LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL WHEN a >= b THEN a ELSE b END $$""",
+    """CREATE OR REPLACE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible
+       LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL WHEN a <= b THEN a ELSE b END $$""",
 )
 
 

@@ -31,8 +31,10 @@ def main(argv=None) -> int:
     warmup.warm(settings, store)  # as `companion serve` does before it says ready
     demo = app.build(settings, store)
     demo.queue(default_concurrency_limit=8)
+    # _frontend=False: Gradio's own 3-second probe of localhost fails on a loaded machine and
+    # then refuses to start; this harness checks the port itself below.
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                ssr_mode=False, mcp_server=False)
+                ssr_mode=False, mcp_server=False, _frontend=False)
     for _ in range(600):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
