@@ -72,7 +72,7 @@ def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
     withdrawn = threading.Event()
 
     def client_on(p: int, i: int, new: bool) -> Client:
-        c = Client(procs[p][1], verbose=False)
+        c = Client(procs[p][1], verbose=False, httpx_kwargs={"timeout": 300})  # a loaded machine is slow, never wrong
         c.predict(name(i), f"{name(i)}-pass", api_name="/sign_in")
         if new:
             c.predict(api_name="/accept")
