@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 import threading
 from datetime import date, datetime
@@ -173,31 +174,103 @@ class Cursor:
         return self._cur.description
 
 
+class _Pool:
+    """At most `size` server connections per store, shared by its threads: a statement outside a
+    transaction borrows one for itself (its rows are read into the cursor before it goes back), a
+    transaction keeps one until it ends. So a process with many handler threads holds a bounded
+    number of the server's connections (`max_connections`, 100 by default, is shared by every
+    process)."""
+
+    def __init__(self, connect, size: int):
+        self._connect, self._size = connect, size
+        self._free: list = []
+        self._all: list = []
+        self._cv = threading.Condition()
+
+    def get(self):
+        with self._cv:
+            while not self._free and len(self._all) >= self._size:
+                self._cv.wait()
+            if self._free:
+                return self._free.pop()
+            self._all.append(None)  # reserve the slot while connecting
+        try:
+            raw = self._connect()
+        except BaseException:
+            with self._cv:
+                self._all.remove(None)
+                self._cv.notify()
+            raise
+        with self._cv:
+            self._all[self._all.index(None)] = raw
+        return raw
+
+    def put(self, raw) -> None:
+        with self._cv:
+            if raw.closed or raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                with contextlib.suppress(Exception):
+                    raw.close()
+                self._all.remove(raw)
+            else:
+                self._free.append(raw)
+            self._cv.notify()
+
+    def each(self):
+        with self._cv:
+            return [c for c in self._all if c is not None]
+
+    def close(self) -> None:
+        with self._cv:
+            for c in self._all:
+                if c is not None:
+                    with contextlib.suppress(Exception):
+                        c.close()
+            self._all.clear()
+            self._free.clear()
+            self._cv.notify_all()
+
+
 class PgConnection:
+    """One thread's view of the store's connections (what `store.conn` is on PostgreSQL)."""
+
     dialect = "postgresql"
 
-    def __init__(self, raw):
-        self.raw = raw
+    def __init__(self, pool: _Pool):
+        self.pool = pool
+        self.raw = None  # pinned for the length of a transaction
         self.in_transaction = False
+
+    @contextlib.contextmanager
+    def checkout(self):
+        if self.raw is not None:
+            yield self.raw
+            return
+        raw = self.pool.get()
+        try:
+            yield raw
+        finally:
+            self.pool.put(raw)
 
     def execute(self, sql: str, params=()) -> Cursor:
         text, returning = translate(sql)
-        cur = self.raw.cursor()
-        cur.execute(text, tuple(params) if params is not None else ())
-        return Cursor(cur, returning)
+        with self.checkout() as raw:
+            cur = raw.cursor()
+            cur.execute(text, tuple(params) if params is not None else ())
+            return Cursor(cur, returning)
 
     def executemany(self, sql: str, rows) -> Cursor:
         text, returning = translate(sql)
         if returning:
             text = text[: -len(" RETURNING id")]
         rows = [tuple(r) for r in rows]
-        cur = self.raw.cursor()
-        if rows:
-            cur.executemany(text, rows)
-        return Cursor(cur, False)
+        with self.checkout() as raw:
+            cur = raw.cursor()
+            if rows:
+                cur.executemany(text, rows)
+            return Cursor(cur, False)
 
     def close(self) -> None:
-        self.raw.close()
+        pass  # the pool's connections are closed with the store
 
 
 # ---------------------------------------------------------------- the store
@@ -221,10 +294,15 @@ class PostgresStore(BaseStore):
         self.url = database
         self.path = None
         self.where = self.redact(database)
+        self._vector_ready = False
+        self._pool = _Pool(self._raw, int(os.environ.get("COMPANION_DATABASE_POOL", "8")))
         if self.busy_errors == ():
             type(self).busy_errors = (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)
 
     def _connect(self) -> PgConnection:
+        return PgConnection(self._pool)
+
+    def _raw(self):
         try:
             raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory)
         except psycopg.OperationalError as e:
@@ -233,19 +311,24 @@ class PostgresStore(BaseStore):
         raw.adapters.register_dumper(datetime, _IsoText)
         raw.adapters.register_dumper(date, _IsoText)
         raw.adapters.register_loader("numeric", _NumericAsNumber)
-        self._register_vector(raw)
-        return PgConnection(raw)
+        if self._vector_ready:
+            from pgvector.psycopg import register_vector
 
-    def _register_vector(self, raw) -> None:
-        """numpy arrays as pgvector values (pgvector's own adapters), once the type exists."""
-        from pgvector.psycopg import register_vector
-
-        if raw.execute("SELECT 1 FROM pg_type WHERE typname='vector'").fetchone() is None:
-            return  # not created yet: the baseline creates it, then _after_migrations registers
-        register_vector(raw)
+            register_vector(raw)
+        return raw
 
     def _after_migrations(self) -> None:
-        self._register_vector(self.conn.raw)
+        """numpy arrays as pgvector values (pgvector's own adapters) on every connection, now
+        that the baseline has created the type."""
+        from pgvector.psycopg import register_vector
+
+        self._vector_ready = True
+        for raw in self._pool.each():
+            register_vector(raw)
+
+    def close(self) -> None:
+        super().close()
+        self._pool.close()
 
     @contextlib.contextmanager
     def transaction(self, participant: str | None = None) -> Iterator[PgConnection]:
@@ -253,8 +336,13 @@ class PostgresStore(BaseStore):
         if conn.in_transaction:  # nested: join the outer transaction
             yield conn
             return
-        raw = conn.raw
-        raw.execute("BEGIN")
+        raw = conn.raw = self._pool.get()
+        try:
+            raw.execute("BEGIN")
+        except BaseException:
+            conn.raw = None
+            self._pool.put(raw)
+            raise
         conn.in_transaction = True
         try:
             if participant is None:
@@ -267,9 +355,15 @@ class PostgresStore(BaseStore):
             conn.in_transaction = False
             with contextlib.suppress(Exception):
                 raw.execute("ROLLBACK")
+            conn.raw = None
+            self._pool.put(raw)
             raise
         conn.in_transaction = False
-        raw.execute("COMMIT")
+        conn.raw = None
+        try:
+            raw.execute("COMMIT")
+        finally:
+            self._pool.put(raw)
 
     def compact(self, attempts: int = 50) -> tuple[bool, bool]:
         """VACUUM every table that holds participant rows (dead tuples of deleted rows are removed
@@ -278,8 +372,9 @@ class PostgresStore(BaseStore):
         server; see docs/SECURITY.md)."""
         conn = self.conn
         tables = sorted(set(self.tables_with_column(conn, "participant")) | {"message_vectors"})
-        for t in tables:
-            conn.raw.execute(f'VACUUM "{t}"')
+        with conn.checkout() as raw:
+            for t in tables:
+                raw.execute(f'VACUUM "{t}"')
         conn.execute("DELETE FROM maintenance WHERE task='compact'")
         return True, False
 
@@ -293,8 +388,7 @@ class PostgresStore(BaseStore):
 
     def read_vectors(self, participant: str, from_ordinal: int) -> tuple[np.ndarray, np.ndarray]:
         """One binary COPY of (ordinal, embedding), parsed by numpy as fixed-size records."""
-        raw = self.conn.raw
-        with raw.cursor().copy(
+        with self.conn.checkout() as raw, raw.cursor().copy(
                 "COPY (SELECT ordinal::int8, embedding FROM message_vectors WHERE participant=%s AND ordinal>=%s "
                 "ORDER BY ordinal) TO STDOUT (FORMAT BINARY)", (participant, from_ordinal)) as cp:
             data = b"".join(bytes(b) for b in cp)
