@@ -341,7 +341,7 @@ class VectorIndex(_Index):
         vectors existed, or whose reply vector a crash cut off, see `complete`) is embedded now
         and its vector stored."""
         out = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
-        got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]))
+        got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=[r[0] for r in rows])
         pos = np.searchsorted(ordinals, got_ord)
         ok = (pos < len(ordinals)) & (ordinals[np.minimum(pos, len(ordinals) - 1)] == got_ord)
         out[pos[ok]] = got_vec[ok]

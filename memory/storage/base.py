@@ -104,7 +104,7 @@ class BaseStore:
         """A vector as the engine's `message_vectors.embedding` parameter."""
         raise NotImplementedError
 
-    def read_vectors(self, participant: str, from_ordinal: int) -> tuple[np.ndarray, np.ndarray]:
+    def read_vectors(self, participant: str, from_ordinal: int, ids=None) -> tuple[np.ndarray, np.ndarray]:
         """(ordinals, float32 matrix) of the participant's stored vectors from `from_ordinal` on,
         in ordinal order, read in one query."""
         raise NotImplementedError

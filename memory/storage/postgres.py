@@ -386,7 +386,7 @@ class PostgresStore(BaseStore):
     _COPY_ROW = np.dtype([("nf", ">i2"), ("l1", ">i4"), ("ordinal", ">i8"), ("l2", ">i4"), ("dim", ">i2"),
                           ("unused", ">i2"), ("vec", ">f4", (schema.DIM,))])
 
-    def read_vectors(self, participant: str, from_ordinal: int) -> tuple[np.ndarray, np.ndarray]:
+    def read_vectors(self, participant: str, from_ordinal: int, ids=None) -> tuple[np.ndarray, np.ndarray]:
         """One binary COPY of (ordinal, embedding), parsed by numpy as fixed-size records."""
         with self.conn.checkout() as raw, raw.cursor().copy(
                 "COPY (SELECT ordinal::int8, embedding FROM message_vectors WHERE participant=%s AND ordinal>=%s "

@@ -92,10 +92,17 @@ class SqliteStore(BaseStore):
     def vector_value(self, vec: np.ndarray):
         return np.asarray(vec, dtype=np.float32).tobytes()
 
-    def read_vectors(self, participant: str, from_ordinal: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = self.conn.execute(
-            "SELECT ordinal, embedding FROM message_vectors WHERE participant=? AND ordinal>=?",
-            (participant, from_ordinal)).fetchall()
+    def read_vectors(self, participant: str, from_ordinal: int, ids=None) -> tuple[np.ndarray, np.ndarray]:
+        # vec0 filters a metadata column by scanning the whole partition: a few new rows (the sync
+        # of a live turn) are read by rowid instead, a cold load reads the partition once.
+        if ids is not None and len(ids) <= 256:
+            marks = ",".join("?" * len(ids))
+            rows = self.conn.execute(f"SELECT ordinal, embedding FROM message_vectors WHERE rowid IN ({marks})",
+                                     tuple(int(i) for i in ids)).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT ordinal, embedding FROM message_vectors WHERE participant=? AND ordinal>=?",
+                (participant, from_ordinal)).fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
         ordinals = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
