@@ -107,9 +107,9 @@ def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
                 moved[i] = moved.get(i, 0) + 1
             k, attempt = k + 1, 0
             if (i, k) == KILL_AT and p == 0:
+                killed.set()  # before the signal: a turn in flight on A fails as soon as A dies
                 procs[0][0].send_signal(signal.SIGKILL)
                 procs[0][0].wait()
-                killed.set()
             if (i, k) == WITHDRAW_AT:
                 c.predict(True, api_name="/withdraw")
                 withdrawn.set()
