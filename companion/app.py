@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 
 import companion  # noqa: F401  (no-telemetry environment first)
 import gradio as gr
@@ -24,7 +23,6 @@ from companion.panels.held_actions import HeldActions
 from companion.panels.memory_inspector import MemoryInspector
 from companion.panels.research import Research
 from companion.settings import Settings
-from memory import preferences
 from consent import downloads
 from memory.store import Store
 
@@ -160,14 +158,10 @@ def schedule_jobs(settings: Settings, store: Store):
 
 def serve(settings: Settings, block: bool = True):
     store = Store(settings.data_dir)
-    # Load the embedding model now, not inside the first participant's turn.
-    # Load the embedding model, the spaCy pipeline and the preference classifier now, not inside the
-    # first participant's turn.
-    def warm():
-        store.vectors.embedder.encode(["warm up"])
-        preferences.warm()
+    # Everything the first turn needs is loaded before the app answers (and says "ready").
+    from companion import warmup
 
-    threading.Thread(target=warm, daemon=True).start()
+    log.info("warmed before ready: %s", warmup.warm(settings, store))
     scheduler = schedule_jobs(settings, store)
     demo = build(settings, store, scheduler)
     demo.queue(default_concurrency_limit=8)

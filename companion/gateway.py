@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -21,6 +22,7 @@ from memory import registry
 ALIASES = {"echo": "echo/echo", "local": "local/smollm2-135m", "default": "local/smollm2-135m"}
 
 _registered: set[str] = set()
+_handlers: dict[str, object] = {}  # provider -> its handler (the in-process backends)
 _lock = threading.Lock()
 
 
@@ -67,7 +69,8 @@ def ensure_backends() -> None:
             return
         current = [e for e in (litellm.custom_provider_map or []) if e["provider"] not in missing]
         for name in missing:
-            current.append({"provider": name, "custom_handler": registry.get("model", name)()})
+            handler = _handlers[name] = registry.get("model", name)()
+            current.append({"provider": name, "custom_handler": handler})
             _registered.add(name)
         litellm.custom_provider_map = current
         from litellm.utils import custom_llm_setup
@@ -87,7 +90,39 @@ def supports_tools(model: str) -> bool:
         return False
 
 
+def _stream_in_process(handler, model, messages, max_tokens, out: queue.Queue, cancel: threading.Event,
+                       tools=None) -> None:
+    """A registered backend runs in this process: its chunks are read directly, without
+    litellm's streaming wrapper around them (measured: 150-430 ms a turn around a generator that
+    yields a dozen words). Same events as `_stream`."""
+    try:
+        usage = None
+        calls: dict[int, dict] = {}
+        params = {"max_tokens": max_tokens, **({"tools": tools} if tools else {})}
+        for chunk in handler.streaming(model.split("/", 1)[1], messages, optional_params=params):
+            if cancel.is_set():
+                return
+            if chunk.get("text"):
+                out.put(("text", chunk["text"]))
+            tool = chunk.get("tool_use")
+            if tool:
+                c = calls.setdefault(tool.get("index") or 0, {"name": "", "arguments": ""})
+                fn = tool.get("function") or {}
+                c["name"] += fn.get("name") or ""
+                c["arguments"] += fn.get("arguments") or ""
+            if chunk.get("is_finished"):
+                usage = chunk.get("usage")
+                out.put(("finish", chunk.get("finish_reason") or "stop"))
+        out.put(("calls", [calls[i] for i in sorted(calls)]))
+        out.put(("done", types.SimpleNamespace(**usage) if usage else None))
+    except BaseException as e:  # handed to the caller's thread
+        out.put(("error", e))
+
+
 def _stream(model, messages, max_tokens, out: queue.Queue, cancel: threading.Event, tools=None):
+    handler = _handlers.get(model.split("/", 1)[0])
+    if handler is not None and hasattr(handler, "streaming"):
+        return _stream_in_process(handler, model, messages, max_tokens, out, cancel, tools)
     litellm = _litellm()
     try:
         usage = None

@@ -102,7 +102,7 @@ def arm_for(store: Store, participant: str, settings: Settings) -> Arm:
         return Arm(settings.gate, settings.retriever, settings.policy)
     if r["mode"] == "fixed":
         return Arm(**json.loads(r["arms"])[0], assignment="fixed")
-    with store.transaction() as conn:  # re-read under the lock: two turns never share an index
+    with store.transaction(participant=participant) as conn:  # re-read under the lock: two turns never share an index
         r = conn.execute("SELECT * FROM trials WHERE participant=?", (participant,)).fetchone()
         if r is None or r["mode"] != "randomized":  # changed by a researcher meanwhile
             return arm_for(store, participant, settings)

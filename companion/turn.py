@@ -87,7 +87,8 @@ def turn(
     trace = Trace(participant=participant, context=context)
     clock = _Clock(trace)
 
-    # 1 consent
+    # 1 consent (after the previous turn's work off its reply path is committed: see finish)
+    store.settle(participant)
     state = consent.status(store, participant)
     clock.lap("consent")
     if not state.accepted:
@@ -391,9 +392,13 @@ def finish(ctx: TurnContext, msg: Message, wrapped: Wrapped, sess: ix_state.Sess
         with store.transaction() as conn:
             save_all(conn, [])
         return TurnResult(shown=prompts.FALLBACK_REPLY, message=msg, reply=None, trace=trace)
+    # The reply, its actions, session state and trace commit together here: once `turn` returns,
+    # the turn is acknowledged and survives any crash. Its vector (no step of this turn searches
+    # the reply) is embedded and stored after it, off the reply path; the participant's next turn
+    # waits for it before reading (store.settle), so as-of reads are unchanged.
     [reply] = messages.append_many(  # stamped at the turn's time: a replayed timeline stays in order
         store, participant, [dict(sender="companion", text=wrapped.shown, context=ctx.context, ts=_reply_ts(at))],
-        also=save_all)
+        also=save_all, index_later=True)
     return TurnResult(shown=wrapped.shown, message=msg, reply=reply, trace=trace)
 
 

@@ -35,6 +35,7 @@ def _json_cols(row: dict) -> dict:
 
 def download(store: Store, participant: str) -> dict:
     """All the participant's data as a JSON-serializable dict."""
+    store.settle(participant)  # the last reply's vector too
     p = participants.get(store, participant)
     if p is None:
         raise StoreError(f"unknown participant {participant!r}")

@@ -31,7 +31,7 @@ from typing import Callable
 
 from consent import audit, ledger
 from memory import messages as messages_mod
-from memory.store import Store, StoreError
+from memory.store import Store, StoreError, has_table, tables_with_column
 
 # fn(conn, store, participant) -> {name: count}; runs inside the erasure transaction.
 _HOOKS: list[Callable] = []
@@ -65,12 +65,19 @@ class Erasure:
     files: dict[str, int] = field(default_factory=dict)
     vacuumed: bool = False
     wal_truncated: bool = False
+    engine: str = "sqlite"
 
     def message(self) -> str:
         """What the participant is told, in plain words (the counts by table are in `as_dict`)."""
         n = self.counts.get("messages", 0)
         said = f"your {n} message{'s' if n != 1 else ''}" if n else "your account (there were no messages)"
-        if self.vacuumed and self.wal_truncated:
+        if self.engine == "postgresql" and self.vacuumed:
+            disk = ("The database was cleaned (VACUUM), so your deleted rows no longer sit in its tables; "
+                    "the database server's own logs and backups age out on the server's schedule.")
+        elif self.engine == "postgresql":
+            disk = ("Your records are deleted; the database's cleanup of the space they took runs when the "
+                    "app next starts.")
+        elif self.vacuumed and self.wal_truncated:
             disk = "The database file was rewritten, so no leftover copy of your words remains in it."
         else:
             disk = ("Your records are deleted, but the database file still holds leftover copies of your "
@@ -82,34 +89,21 @@ class Erasure:
 
     def as_dict(self) -> dict:
         return {"participant": self.participant, "counts": self.counts, "files": self.files,
-                "vacuumed": self.vacuumed, "wal_truncated": self.wal_truncated, "message": self.message()}
+                "vacuumed": self.vacuumed, "wal_truncated": self.wal_truncated, "engine": self.engine,
+                "message": self.message()}
 
 
 def participant_tables(conn) -> list[str]:
-    """Ordinary tables with a `participant` column, `participants` last."""
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
-    virtual = [r["name"] for r in rows if (r["sql"] or "").upper().startswith("CREATE VIRTUAL")]
-    out = []
-    for r in rows:
-        name = r["name"]
-        if name in KEEP or name in virtual or name.startswith("sqlite_"):
-            continue
-        if any(name.startswith(v + "_") for v in virtual):  # a virtual table's shadow tables
-            continue
-        cols = {c["name"] for c in conn.execute(f'PRAGMA table_info("{name}")')}
-        if "participant" in cols:
-            out.append(name)
+    """Ordinary tables with a `participant` column, `participants` last (found from the schema
+    at run time, on either engine)."""
+    out = [t for t in tables_with_column(conn, "participant") if t not in KEEP and t != VECTOR_TABLE]
     out.sort(key=lambda n: (n == "participants", n))
     return out
 
 
-def _has_table(conn, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
-
-
-def _vector_rowids(conn, participant: str) -> list[int]:
+def _vector_rowids(store: Store, conn, participant: str) -> list[int]:
     ids = {r[0] for r in conn.execute("SELECT id FROM messages WHERE participant=?", (participant,))}
-    if _has_table(conn, VECTOR_TABLE):  # rows whose message is already gone, too
+    if has_table(conn, VECTOR_TABLE):  # rows whose message is already gone, too
         with contextlib.suppress(Exception):  # sqlite-vec not loaded: nothing can be read anyway
             ids |= {r[0] for r in conn.execute(
                 f"SELECT rowid FROM {VECTOR_TABLE} WHERE participant=?", (participant,))}
@@ -123,17 +117,21 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
         raise StoreError("erasure must not run inside another transaction (it ends with VACUUM)")
     if conn.execute("SELECT 1 FROM participants WHERE participant=?", (participant,)).fetchone() is None:
         raise StoreError(f"unknown participant {participant!r}: nothing to erase")
-    result = Erasure(participant)
-    prior = conn.execute("PRAGMA secure_delete").fetchone()[0]
-    conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed even before the VACUUM
+    store.settle(participant)  # no work after a reply may land once the participant is gone
+    result = Erasure(participant, engine=store.engine)
+    sqlite = conn.dialect == "sqlite"
+    if sqlite:
+        prior = conn.execute("PRAGMA secure_delete").fetchone()[0]
+        conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed even before the VACUUM
     try:
         with store.transaction() as c:
-            c.execute("PRAGMA defer_foreign_keys=ON")  # tables go in any order; checked at commit
+            if sqlite:
+                c.execute("PRAGMA defer_foreign_keys=ON")  # tables go in any order; checked at commit
             history = [dict(r) for r in c.execute(
                 "SELECT version, scopes, accepted_at, withdrawn_at FROM consent_records "
                 "WHERE participant=? ORDER BY id", (participant,))]
-            ids = _vector_rowids(c, participant)
-            if ids and _has_table(c, VECTOR_TABLE):
+            ids = _vector_rowids(store, c, participant)
+            if ids and has_table(c, VECTOR_TABLE):
                 c.executemany(f"DELETE FROM {VECTOR_TABLE} WHERE rowid=?", [(i,) for i in ids])
                 result.counts[VECTOR_TABLE] = len(ids)
             for table in participant_tables(c):
@@ -152,7 +150,8 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
             # Store opened on this file finishes it (memory.store.Store.compact).
             store.request_compaction(c)
     finally:
-        conn.execute(f"PRAGMA secure_delete={int(prior)}")
+        if sqlite:
+            conn.execute(f"PRAGMA secure_delete={int(prior)}")
     store.bm25.forget(participant)
     store.vectors.forget(participant)
     for hook in _FILE_HOOKS:

@@ -26,6 +26,8 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memory.store import has_table
+
 MARKER = ".companion-staging"  # inside every staging folder: who writes it (pid, host)
 
 
@@ -130,7 +132,7 @@ def reconcile(store, parent: Path | None = None) -> list[str]:
 
 def on_erase(conn, store, participant: str) -> dict[str, int]:
     """Erasure hook: keep the ledger rows of the participant's releases, blank who they were."""
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name='release_meta'").fetchone() is None \
+    if not has_table(conn, "release_meta") \
             or _secret(conn, create=False) is None:
         return {}  # no release was ever written
     conn.execute("UPDATE release_ledger_members SET member_key=NULL, withdrawn_at=? WHERE member_key=?",

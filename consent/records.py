@@ -17,7 +17,7 @@ from importlib import resources
 
 from consent import audit
 from memory import participants
-from memory.store import Store, StoreError
+from memory.store import Store, StoreError, tables_with_column
 
 SCOPES = ("logging", "memory", "export")
 
@@ -189,7 +189,7 @@ def withdraw_scope(store: Store, participant: str, scope: str) -> ConsentState:
 
 
 def _scope_erasure(conn, participant: str, scope: str) -> dict[str, int]:
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = set(tables_with_column(conn, "participant"))
     drop = {"logging": ["traces"], "export": ["export_surrogates", "export_members"]}.get(scope, [])
     return {t: conn.execute(f"DELETE FROM {t} WHERE participant=?", (participant,)).rowcount
             for t in drop if t in tables}

@@ -191,7 +191,7 @@ def tombstone(conn, participant: str, dayids: list[str], text: str) -> None:
     """A deleted item is not derived again from the same messages (hash only: no text kept)."""
     h = norm_hash(text)
     for d in dayids:
-        conn.execute("INSERT OR IGNORE INTO memory_tombstones VALUES (?,?,?,?)", (participant, d, h, now()))
+        conn.execute("INSERT INTO memory_tombstones VALUES (?,?,?,?) ON CONFLICT DO NOTHING", (participant, d, h, now()))
 
 
 def tombstoned(conn, participant: str, dayid: str, text: str) -> bool:

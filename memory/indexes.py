@@ -8,21 +8,27 @@ Every query takes `as_of` and scores only messages with ordinal < as_of; BM25's 
 statistics (document count, document frequencies, average length) are taken as of that
 bound too, so not even a later message's words leak into a score.
 
-Dense vectors are persisted in `message_vectors` (sqlite-vec) in the same transaction as
-their message; BM25 is rebuilt from text on start (fast) and needs no table of its own.
+Dense vectors are persisted in `message_vectors` (sqlite-vec on SQLite, pgvector on PostgreSQL)
+in the same transaction as their message; BM25 is rebuilt from text on start and needs no table
+of its own. A cold load reads a participant's rows in bulk: one query for the texts, one for the
+vectors (as one array, `store.read_vectors`), and BM25's postings are built with numpy from all
+texts at once. The vector buffer grows by chunks, never by copying what it holds, so no turn
+pays for a copy of the whole matrix.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from itertools import chain
 
 import numpy as np
 
 from memory import embeddings
-from memory.tokens import tokenize
+from memory.tokens import STOPWORDS, WORD, tokenize
 
 K1, B = 1.5, 0.75
+BULK = 256  # rows synced at once from which BM25 builds its postings with numpy
 
 
 class _Grow:
@@ -48,6 +54,64 @@ class _Grow:
     def view(self) -> np.ndarray:
         return self.buf[: self.n]
 
+    @classmethod
+    def of(cls, array: np.ndarray) -> "_Grow":
+        """Wrap an existing array (no copy until the first extend)."""
+        g = cls.__new__(cls)
+        g.buf, g.n = array, len(array)
+        return g
+
+
+class _Chunks:
+    """An append-only matrix kept as a list of blocks: a bulk load is one block as read, later
+    rows go into fixed-size blocks. Appending never copies what is already held, so no single
+    append costs more than allocating one block."""
+
+    BLOCK = 4096
+
+    def __init__(self, width: int, dtype=np.float32):
+        self.width, self.dtype = width, dtype
+        self.blocks: list[np.ndarray] = []
+        self.fill: list[int] = []
+        self.n = 0
+
+    def extend(self, rows) -> None:
+        rows = np.asarray(rows, dtype=self.dtype).reshape(-1, self.width)
+        if len(rows) >= self.BLOCK and (not self.blocks or self.fill[-1] == len(self.blocks[-1])):
+            self.blocks.append(rows)  # a bulk load: kept as it is
+            self.fill.append(len(rows))
+            self.n += len(rows)
+            return
+        i = 0
+        while i < len(rows):
+            if not self.blocks or self.fill[-1] == len(self.blocks[-1]):
+                self.blocks.append(np.empty((self.BLOCK, self.width), dtype=self.dtype))
+                self.fill.append(0)
+            room = len(self.blocks[-1]) - self.fill[-1]
+            take = rows[i: i + room]
+            self.blocks[-1][self.fill[-1]: self.fill[-1] + len(take)] = take
+            self.fill[-1] += len(take)
+            i += len(take)
+        self.n += len(rows)
+
+    def dot(self, vec: np.ndarray, n: int) -> np.ndarray:
+        """(first n rows) @ vec, block by block."""
+        out = np.empty(n, dtype=np.float32)
+        at = 0
+        for block, fill in zip(self.blocks, self.fill):
+            if at >= n:
+                break
+            k = min(fill, n - at)
+            np.dot(block[:k], vec, out=out[at: at + k])
+            at += k
+        return out
+
+    @property
+    def view(self) -> np.ndarray:
+        """All rows as one array (a copy: for benchmarks and tests, not the query path)."""
+        parts = [b[:f] for b, f in zip(self.blocks, self.fill)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.width), dtype=self.dtype)
+
 
 class _ParticipantIndex:
     def __init__(self):
@@ -60,7 +124,7 @@ class _ParticipantIndex:
         self.__init__()
         self.epoch = epoch
 
-    def add(self, rows) -> None:  # rows: sqlite Rows with id, ordinal, text
+    def add(self, participant: str, rows, ordinals: np.ndarray) -> None:  # rows: (id, ordinal, text)
         raise NotImplementedError
 
 
@@ -96,9 +160,10 @@ class _Index:
                     (participant, idx.next_ordinal),
                 ).fetchall()
                 if rows:
-                    idx.add(rows)
-                    idx.ordinals.extend([r["ordinal"] for r in rows])
-                    idx.next_ordinal = rows[-1]["ordinal"] + 1
+                    ordinals = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+                    idx.add(participant, rows, ordinals)
+                    idx.ordinals.extend(ordinals)
+                    idx.next_ordinal = int(ordinals[-1]) + 1
         return idx
 
     def forget(self, participant: str) -> None:
@@ -129,12 +194,14 @@ class _Lexical(_ParticipantIndex):
         # the query is the message just stored, so every one of its terms would be rebuilt).
         self.postings: dict[str, tuple[_Grow, _Grow]] = {}
 
-    def add(self, rows) -> None:
+    def add(self, participant: str, rows, ordinals: np.ndarray) -> None:
+        if len(rows) >= BULK:
+            return self._add_bulk([r[2] for r in rows])
         start = self.ordinals.n
         lens = []
         new: dict[str, tuple[list[int], list[int]]] = {}
         for i, r in enumerate(rows):
-            toks = tokenize(r["text"])
+            toks = tokenize(r[2])
             lens.append(len(toks))
             counts: dict[str, int] = {}
             for t in toks:
@@ -149,9 +216,43 @@ class _Lexical(_ParticipantIndex):
                 grown = self.postings[t] = (_Grow(np.int64, size=len(docs)), _Grow(np.float64, size=len(docs)))
             grown[0].extend(docs)
             grown[1].extend(tfs)
+        self._lengths(lens)
+
+    def _lengths(self, lens) -> None:
         self.doc_len.extend(lens)
         total = self.cum_len.view[-1]
         self.cum_len.extend(total + np.cumsum(lens, dtype=np.float64))
+
+    def _add_bulk(self, texts: list[str]) -> None:
+        """The same postings as `add`, built with numpy from all texts at once (a cold load):
+        tokens are numbered through one dict, (term, doc) pairs counted by one np.unique."""
+        start = self.ordinals.n
+        words = [WORD.findall(t.lower()) for t in texts]
+        per_doc = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        flat = list(chain.from_iterable(words))
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        terms = list(vocab)
+        ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        doc = np.repeat(np.arange(len(texts), dtype=np.int64), per_doc)
+        stop = np.fromiter((t in STOPWORDS for t in terms), dtype=bool, count=len(terms))
+        keep = ~stop[ids] if len(ids) else np.zeros(0, dtype=bool)
+        ids, doc = ids[keep], doc[keep]
+        self._lengths(np.bincount(doc, minlength=len(texts)).astype(np.float64))
+        if not len(ids):
+            return
+        pair, tf = np.unique(ids * len(texts) + doc, return_counts=True)  # sorted by term, then doc
+        term_of, doc_of = pair // len(texts), pair % len(texts) + start
+        cuts = np.flatnonzero(np.diff(term_of)) + 1
+        bounds = np.concatenate(([0], cuts, [len(pair)]))
+        tfs = tf.astype(np.float64)
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            term = terms[int(term_of[a])]
+            grown = self.postings.get(term)
+            if grown is None:
+                self.postings[term] = (_Grow.of(doc_of[a:b]), _Grow.of(tfs[a:b]))
+            else:
+                grown[0].extend(doc_of[a:b])
+                grown[1].extend(tfs[a:b])
 
     def arrays(self, term: str):
         p = self.postings.get(term)
@@ -209,7 +310,7 @@ class LexicalIndex(_Index):
 class _Dense(_ParticipantIndex):
     def __init__(self, fetch=None):
         super().__init__()
-        self.vectors = _Grow(np.float32, embeddings.DIM)
+        self.vectors = _Chunks(embeddings.DIM)
         self.fetch = fetch
 
     def reset(self, epoch):
@@ -217,15 +318,15 @@ class _Dense(_ParticipantIndex):
         super().reset(epoch)
         self.fetch = fetch
 
-    def add(self, rows) -> None:
-        self.vectors.extend(self.fetch(rows))
+    def add(self, participant: str, rows, ordinals: np.ndarray) -> None:
+        self.vectors.extend(self.fetch(participant, rows, ordinals))
 
 
 class VectorIndex(_Index):
     """Dense similarity over all-MiniLM-L6-v2 vectors: a numpy scan of the participant's rows.
 
     At 30k vectors a brute-force dot product (about 1 ms) beats sqlite-vec's KNN (14-25 ms), so
-    sqlite-vec holds the vectors and numpy answers the queries.
+    the database holds the vectors and numpy answers the queries (exactly, as of any bound).
     """
 
     def __init__(self, store, embedder: embeddings.Embedder | None = None):
@@ -235,29 +336,49 @@ class VectorIndex(_Index):
     def _new(self):
         return _Dense(self._fetch)
 
-    def _fetch(self, rows) -> np.ndarray:
+    def _fetch(self, participant: str, rows, ordinals: np.ndarray) -> np.ndarray:
+        """The rows' vectors, read in one query; a message stored without one (written before
+        vectors existed, or whose reply vector a crash cut off, see `complete`) is embedded now
+        and its vector stored."""
         out = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
-        missing = []
-        for i, r in enumerate(rows):
-            got = self.store.conn.execute(
-                "SELECT embedding FROM message_vectors WHERE rowid=?", (r["id"],)
-            ).fetchone()
-            if got is None:
-                missing.append(i)
-            else:
-                out[i] = np.frombuffer(got[0], dtype=np.float32)
-        if missing:  # written before vectors existed: embed now (the scan must see every message)
-            out[missing] = self.embedder.encode([rows[i]["text"] for i in missing])
+        got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=[r[0] for r in rows])
+        pos = np.searchsorted(ordinals, got_ord)
+        ok = (pos < len(ordinals)) & (ordinals[np.minimum(pos, len(ordinals) - 1)] == got_ord)
+        out[pos[ok]] = got_vec[ok]
+        have = np.zeros(len(rows), dtype=bool)
+        have[pos[ok]] = True
+        missing = np.flatnonzero(~have).tolist()
+        if missing:  # the scan must see every message
+            out[missing] = self.embedder.encode([rows[i][2] for i in missing])
+            self._store_missing(participant, [rows[i] for i in missing], out[missing])
         return out
+
+    def complete(self, participant: str, msgs) -> None:
+        """Embed and store the vectors of messages stored without them (`index_later`), unless
+        they are gone (deleted, erased) or another process stored them meanwhile."""
+        rows = [(m.id, m.ordinal, m.text) for m in msgs]
+        self._store_missing(participant, rows, self.prepare([r[2] for r in rows]), quiet=False)
+
+    def _store_missing(self, participant: str, rows, vecs, quiet: bool = True) -> None:
+        import contextlib
+
+        with contextlib.suppress(*((Exception,) if quiet else ())):  # a read must not fail on a repair
+            with self.store.transaction(participant=participant) as conn:
+                for r, v in zip(rows, vecs):
+                    if conn.execute("SELECT 1 FROM messages WHERE id=?", (r[0],)).fetchone() and \
+                            not conn.execute("SELECT 1 FROM message_vectors WHERE rowid=?", (r[0],)).fetchone():
+                        conn.execute("INSERT INTO message_vectors(rowid, participant, ordinal, embedding) "
+                                     "VALUES (?,?,?,?)", (r[0], participant, r[1], self.store.vector_value(v)))
 
     # write side: called by messages.append/delete inside their transaction
     def prepare(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)
 
     def insert(self, conn, msgs, prepared: np.ndarray) -> None:
+        value = self.store.vector_value
         conn.executemany(
             "INSERT INTO message_vectors(rowid, participant, ordinal, embedding) VALUES (?,?,?,?)",
-            [(m.id, m.participant, m.ordinal, v.astype(np.float32).tobytes()) for m, v in zip(msgs, prepared)],
+            [(m.id, m.participant, m.ordinal, value(v)) for m, v in zip(msgs, prepared)],
         )
 
     def delete(self, conn, ids: list[int]) -> None:
@@ -268,7 +389,7 @@ class VectorIndex(_Index):
         with idx.lock:
             ordinals = idx.ordinals.view
             n = int(np.searchsorted(ordinals, as_of))
-            sims = idx.vectors.view[:n] @ query_vec.astype(np.float32)
+            sims = idx.vectors.dot(np.asarray(query_vec, dtype=np.float32), n)
             masked = _mask(ordinals, n, exclude)
             if masked is not None:
                 sims[masked] = -np.inf

@@ -80,11 +80,14 @@ def append(
     return append_many(store, participant, [dict(sender=sender, text=text, context=context, ts=ts, dayid=dayid)])[0]
 
 
-def append_many(store: Store, participant: str, rows: list[dict], also=None) -> list[Message]:
+def append_many(store: Store, participant: str, rows: list[dict], also=None, index_later: bool = False) -> list[Message]:
     """Store messages in order, in one transaction with their index entries.
 
     Each row has sender, text, context and optionally ts and dayid (a corpus's own key).
     `also(conn, messages)` runs inside the same transaction (the turn saves its trace there).
+    `index_later`: the vectors are computed and stored after this returns, on the store's
+    background thread (`store.later`), for a reply that no step of its own turn searches; until
+    then, and if a crash cuts that off, the index embeds the message itself when it loads it.
     """
     for r in rows:
         if r["sender"] not in SENDERS:
@@ -92,9 +95,9 @@ def append_many(store: Store, participant: str, rows: list[dict], also=None) -> 
         r["text"] = clean_text(r["text"], MAX_MESSAGE_CHARS if r["sender"] == "user" else None)
         r["ts"] = r.get("ts") or datetime.now(timezone.utc)
     # Slow index work (embedding) happens before the write lock is taken.
-    prepared = [ix.prepare([r["text"] for r in rows]) for ix in store.indexes]
+    prepared = [] if index_later else [ix.prepare([r["text"] for r in rows]) for ix in store.indexes]
     out: list[Message] = []
-    with store.transaction() as conn:
+    with store.transaction(participant=participant) as conn:
         p = conn.execute(
             "SELECT tz, first_local_date, next_ordinal FROM participants WHERE participant=?",
             (participant,),
@@ -143,6 +146,9 @@ def append_many(store: Store, participant: str, rows: list[dict], also=None) -> 
             ix.insert(conn, out, prep)
         if also is not None:
             also(conn, out)
+    if index_later:
+        for ix in store.indexes:
+            store.later(participant, lambda ix=ix: ix.complete(participant, out))
     return out
 
 
@@ -199,7 +205,7 @@ def by_ordinals(store: Store, participant: str, ordinals: list[int], as_of: int)
 def delete(store: Store, participant: str, dayid: str) -> Message:
     """Remove one message from the log and from every index, in one transaction."""
     keys.parse_dayid(dayid)
-    with store.transaction() as conn:
+    with store.transaction(participant=participant) as conn:
         r = conn.execute(
             "SELECT * FROM messages WHERE participant=? AND dayid=?", (participant, dayid)
         ).fetchone()

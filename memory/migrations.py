@@ -1,6 +1,18 @@
 """Schema changes as a list of small numbered functions; applied names live in `_migrations`.
 
 Never edit a migration that has shipped: add a new one. Each says why it exists.
+
+Two engines, one history:
+- SQLite runs every migration in order, as it always has (m001-m012 are SQLite DDL).
+- PostgreSQL has no history before memory/schema.py: a new database is created from that module
+  in one transaction (the **baseline**: extension, tables, indexes, the seed rows of `seed`) and
+  every migration this code knows is recorded as applied. An existing PostgreSQL database runs
+  the migrations added after it was created, like SQLite. So every migration from m020 on runs on
+  both engines: write it once, portably (`conn.execute` of SQL both accept, or
+  `add_table(conn, schema.some_table)` / `add_column(conn, "table", column)`, which compile a
+  memory/schema.py definition for the connection's engine), and change memory/schema.py in the
+  same commit. tests/test_store_schema.py proves the schema SQLite reaches and the one PostgreSQL
+  is created with agree, table by table and column by column.
 """
 
 from __future__ import annotations
@@ -399,6 +411,8 @@ def _script(conn, sql: str) -> None:
 
 
 def apply(conn) -> list[str]:
+    if getattr(conn, "dialect", "sqlite") == "postgresql" and not _has_migrations_table(conn):
+        return baseline(conn)
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -525,3 +539,81 @@ def m012_participant_uid_and_pending_compaction(conn):
             requested_at TEXT NOT NULL
         )"""
     )
+
+
+# ---------------------------------------------------------------- PostgreSQL: the baseline, portable helpers
+
+
+def _has_migrations_table(conn) -> bool:
+    return conn.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                        "AND table_name = '_migrations'").fetchone() is not None
+
+
+def _ddl(conn, element) -> str:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = postgresql.dialect() if conn.dialect == "postgresql" else sqlite.dialect()
+    return str(element.compile(dialect=dialect)).strip()
+
+
+# SQLite functions the shipped SQL uses, defined on PostgreSQL under the same name and meaning
+# (the only ones: anything else written must be portable): json_extract(doc, '$.a.b') as text;
+# the two-argument scalar MAX(a, b) and MIN(a, b) (NULL if either is NULL, as in SQLite).
+COMPAT_FUNCTIONS = (
+    """CREATE OR REPLACE FUNCTION json_extract(doc text, path text) RETURNS text
+       LANGUAGE sql IMMUTABLE AS
+       $$ SELECT (doc::jsonb) #>> string_to_array(substr(path, 3), '.') $$""",
+    """CREATE OR REPLACE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible
+       LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL WHEN a >= b THEN a ELSE b END $$""",
+    """CREATE OR REPLACE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible
+       LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL WHEN a <= b THEN a ELSE b END $$""",
+)
+
+
+def seed(conn) -> None:
+    """Rows a new database starts with (on SQLite, m004 wrote them)."""
+    import secrets
+
+    conn.execute("INSERT INTO consent_meta (key, value) VALUES ('audit_key', ?) ON CONFLICT (key) DO NOTHING",
+                 (secrets.token_hex(32),))
+
+
+def baseline(conn) -> list[str]:
+    """Create a new PostgreSQL database at the current schema (memory/schema.py) and record every
+    known migration as applied. Runs inside the store's first transaction (all or nothing)."""
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from memory import schema
+
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except Exception as e:
+        raise RuntimeError("PostgreSQL needs the pgvector extension: install it on the server and run "
+                           f"CREATE EXTENSION vector as a superuser in this database ({e})") from e
+    for table in schema.metadata.sorted_tables:
+        conn.execute(_ddl(conn, CreateTable(table)))
+        for index in sorted(table.indexes, key=lambda i: i.name):
+            conn.execute(_ddl(conn, CreateIndex(index)))
+    for fn in COMPAT_FUNCTIONS:
+        conn.execute(fn)
+    seed(conn)
+    now = datetime.now(timezone.utc).isoformat()
+    conn.executemany("INSERT INTO _migrations VALUES (?, ?)", [(fn.__name__, f"baseline {now}") for fn in MIGRATIONS])
+    return ["baseline"]
+
+
+def add_table(conn, table) -> None:
+    """A portable migration step: create a memory/schema.py table (and its indexes) as it is
+    defined there, on either engine."""
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    conn.execute(_ddl(conn, CreateTable(table)))
+    for index in sorted(table.indexes, key=lambda i: i.name):
+        conn.execute(_ddl(conn, CreateIndex(index)))
+
+
+def add_column(conn, table: str, column) -> None:
+    """A portable migration step: ALTER TABLE ... ADD COLUMN for a SQLAlchemy Column."""
+    from sqlalchemy.schema import CreateColumn
+
+    conn.execute(f'ALTER TABLE "{table}" ADD COLUMN {_ddl(conn, CreateColumn(column))}')

@@ -9,12 +9,53 @@ from memory import registry
 from memory.store import Store
 
 
+def pytest_addoption(parser):
+    parser.addoption("--backend", choices=("sqlite", "postgres"), default="sqlite",
+                     help="the store engine of every test that does not choose (default sqlite); tests "
+                          "marked both_backends run on both anyway")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "both_backends: run the test on SQLite and on PostgreSQL")
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
+        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """A real PostgreSQL (with pgvector) for this test session, started from PyPI's pgserver in a
+    temporary directory the session owns, stopped at its end. Yields a `PgCluster`."""
+    from tests.pg import PgCluster
+
+    cluster = PgCluster(tmp_path_factory.mktemp("pg"))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def backend(request):
+    """"sqlite" or "postgres": the engine of this test's store (see --backend, both_backends)."""
+    return getattr(request, "param", None) or request.config.getoption("--backend")
+
+
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """Every test gets its own data directory; nothing touches ~/.companion."""
+def home(tmp_path, monkeypatch, backend, request):
+    """Every test gets its own data directory (and on PostgreSQL its own database); nothing
+    touches ~/.companion."""
     h = tmp_path / "home"
     monkeypatch.setenv("COMPANION_HOME", str(h))
-    return h
+    monkeypatch.delenv("COMPANION_DATABASE_URL", raising=False)
+    if backend == "postgres":
+        cluster = request.getfixturevalue("pg_server")
+        url = cluster.fresh_database()
+        monkeypatch.setenv("COMPANION_DATABASE_URL", url)
+        yield h
+        cluster.drop(url)
+        return
+    yield h
 
 
 @pytest.fixture

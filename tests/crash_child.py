@@ -8,9 +8,13 @@ with the `echo` model for two participants, alternating; after each `turn` retur
 writes one ACK line to a pipe (`ACK <participant> <dayid> <reply_dayid> <text>`), with a
 single os.write, so a line the zygote reads was acknowledged before the kill. Every third turn
 it then deletes that turn's reply, between `TRYDEL <participant> <dayid>` (written before) and
-`DEL <participant> <dayid>` (written after the delete committed). The zygote
-sleeps a random time, SIGKILLs the worker, reaps it, drains the pipe into ACK_FILE (fsync'd)
-and starts the next run. Nothing a killed worker did in Python is cleaned up: no atexit,
+`DEL <participant> <dayid>` (written after the delete committed). The zygote waits until the
+worker has acknowledged a number of turns drawn from the seed (1 to 3), then waits a short
+random time (none a third of the time: the kill lands right after an acknowledgement, before
+the reply's vector is stored off the reply path), SIGKILLs the worker, reaps it, drains the pipe
+into ACK_FILE (fsync'd) and starts the next run. The kill follows an acknowledged turn, never a
+clock alone: a worker slow to start (a loaded machine) is waited for, so every run kills a
+worker that has acknowledged turns, on any machine. Nothing a killed worker did in Python is cleaned up: no atexit,
 no finally, no ROLLBACK; SQLite's WAL recovery on the next open is what is tested.
 
 Test hooks: the worker holds every write transaction open a few ms before COMMIT (see
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import select
 import signal
 import sys
 import threading
@@ -61,16 +66,20 @@ def hold_transactions_open(seed: int, longest: float = 0.01) -> None:
 
     from memory.store import Store
 
+    from memory.storage.postgres import PostgresStore
+    from memory.storage.sqlite import SqliteStore
+
     rng = random.Random(seed)
-    plain = Store.transaction
+    for engine in (SqliteStore, PostgresStore):
+        plain = engine.transaction
 
-    @contextlib.contextmanager
-    def held(self):
-        with plain(self) as conn:
-            yield conn
-            time.sleep(rng.uniform(0, longest))
+        @contextlib.contextmanager
+        def held(self, participant=None, plain=plain):
+            with plain(self, participant=participant) as conn:
+                yield conn
+                time.sleep(rng.uniform(0, longest))
 
-    Store.transaction = held
+        engine.transaction = held
 
 
 def worker(data_dir: str, run: int, wfd: int) -> None:
@@ -130,8 +139,10 @@ def main(argv=None) -> int:
     ap.add_argument("ack_file")
     ap.add_argument("--kills", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--min-delay", type=float, default=0.05)
-    ap.add_argument("--max-delay", type=float, default=1.0)
+    ap.add_argument("--min-delay", type=float, default=0.0)
+    ap.add_argument("--max-delay", type=float, default=0.3, help="after the acknowledged turns")
+    ap.add_argument("--ack-timeout", type=float, default=300.0,
+                    help="how long a worker may take to acknowledge its turns (it is never killed sooner)")
     a = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -179,14 +190,28 @@ def main(argv=None) -> int:
                     os._exit(3)
                 os._exit(0)
             os.close(w)
-            time.sleep(rng.uniform(a.min_delay, a.max_delay))
+            want = rng.randint(1, 3)  # acknowledged turns before the kill
+            delay = 0.0 if rng.random() < 1 / 3 else rng.uniform(a.min_delay, a.max_delay)
+            data = b""
+            deadline = time.monotonic() + a.ack_timeout
+            while data.count(b"\nACK ") + data.startswith(b"ACK ") < want:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([r], [], [], left)[0]:
+                    print(f"worker {run} acknowledged no turn within {a.ack_timeout:g} s", file=sys.stderr)
+                    os.kill(pid, signal.SIGKILL)
+                    return 1
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    print(f"worker {run} ended before the kill", file=sys.stderr)
+                    return 1
+                data += chunk
+            time.sleep(delay)
             os.kill(pid, signal.SIGKILL)
             _, status = os.waitpid(pid, 0)
             if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
                 print(f"worker {run} ended before the kill (status {status})", file=sys.stderr)
                 return 1
             kills += 1
-            data = b""
             while chunk := os.read(r, 65536):
                 data += chunk
             os.close(r)

@@ -196,12 +196,12 @@ def test_a_command_closes_the_stores_it_opened(home, monkeypatch):
 
     opened = []
 
-    class Recorded(Store):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, **kw)
-            opened.append(self)
+    def recorded(*a, **kw):  # Store picks the engine: record what it returns
+        s = Store(*a, **kw)
+        opened.append(s)
+        return s
 
-    monkeypatch.setattr(base, "Store", Recorded)
+    monkeypatch.setattr(base, "Store", recorded)
     run("consent", "accept", "-p", "ana")
     run("chat", "-p", "ana", "--model", "echo", input="hello\n")
     assert run("messages", "-p", "ana").exit_code == 0

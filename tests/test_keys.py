@@ -7,6 +7,8 @@ import pytest
 from memory import keys, messages
 from memory.store import StoreError
 
+pytestmark = pytest.mark.both_backends  # the store and turn suites run on SQLite and PostgreSQL
+
 
 def at(s: str) -> datetime:
     return datetime.fromisoformat(s).replace(tzinfo=timezone.utc)

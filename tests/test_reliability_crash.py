@@ -17,7 +17,9 @@ guaranteed, and asserted here:
 - a reply is stored with its trace (same transaction) and directly follows the user message it
   answers; a trace without its reply is one whose reply was deleted; an unacknowledged user
   message may be stored without a reply;
-- `PRAGMA integrity_check` is ok; `message_vectors` has one row per message and no other;
+- `PRAGMA integrity_check` is ok; `message_vectors` has no row without its message, lacks only
+  replies whose vector (stored just after the turn was acknowledged) a kill cut off, and has one
+  row per message once the index has loaded (which stores what was missing);
   BM25 and dense search over a freshly opened store see exactly the stored messages.
 """
 
@@ -86,7 +88,8 @@ def test_kills_really_happened_and_turns_were_acknowledged(crashed):
     _, log, summary = crashed
     fields = summary.split()
     assert fields[0] == "KILLS" and int(fields[1]) == KILLS
-    assert len(log.acks) >= KILLS // 5, "too few turns acknowledged: the kills land before any turn"
+    # every kill follows at least one acknowledged turn of its worker (crash_child waits for it)
+    assert len(log.acks) >= KILLS, "a worker was killed before it acknowledged a turn"
     assert log.deleted, "no deletion was acknowledged: the delete path went untested"
 
 
@@ -171,7 +174,18 @@ def test_indexes_agree_with_the_messages(crashed):
                                 (p,)).fetchall()
             vec_ids = [r[0] for r in conn.execute(
                 "SELECT rowid FROM message_vectors WHERE participant=? ORDER BY rowid", (p,))]
-            assert vec_ids == sorted(m["id"] for m in msgs), "message_vectors disagrees with messages"
+            ids = sorted(m["id"] for m in msgs)
+            # no vector without its message; a message may lack one only if it is a reply whose
+            # vector (stored after the turn was acknowledged) a kill cut off: at most one a run
+            assert set(vec_ids) <= set(ids), "message_vectors holds a row whose message is gone"
+            unindexed = set(ids) - set(vec_ids)
+            companion_ids = {m["id"] for m in conn.execute(
+                "SELECT id FROM messages WHERE participant=? AND sender='companion'", (p,))}
+            assert unindexed <= companion_ids and len(unindexed) <= KILLS
+            store.vectors.synced(p)  # loading the index embeds and stores what is missing
+            vec_ids = [r[0] for r in conn.execute(
+                "SELECT rowid FROM message_vectors WHERE participant=? ORDER BY rowid", (p,))]
+            assert vec_ids == ids, "message_vectors disagrees with messages after the index loaded"
             as_of = msgs[-1]["ordinal"] + 1
             _, bm25_ordinals, _ = store.bm25.scores(p, "note", as_of)
             _, dense_ordinals = store.vectors.similarities(p, np.zeros(384, dtype=np.float32), as_of)

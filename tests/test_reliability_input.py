@@ -55,6 +55,7 @@ def quick_settings(home):
 
 
 def snapshot(store: Store):
+    store.settle()  # the last reply's vector lands after its turn returned (companion/turn.py)
     c = store.conn
     return (c.execute("SELECT participant, ordinal, dayid, sender, text FROM messages ORDER BY id").fetchall(),
             c.execute("SELECT * FROM day_counters ORDER BY participant, day_n").fetchall(),

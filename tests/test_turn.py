@@ -8,6 +8,8 @@ from companion import prompts
 from companion.turn import turn
 from memory import messages, participants, traces
 
+pytestmark = pytest.mark.both_backends  # the store and turn suites run on SQLite and PostgreSQL
+
 
 def test_a_turn_stores_message_reply_and_trace(store, ana, settings):
     settings = settings.model_copy(update={"gate": "always", "retriever": "recency"})

@@ -20,8 +20,21 @@ def common(fn):
 
     @click.option("--data-dir", "data_dir", type=click.Path(file_okay=False), default=None,
                   help="Data directory (default: $COMPANION_HOME or ~/.companion).")
+    @click.option("--database", "database", default=None, metavar="URL",
+                  help="postgresql://user:pass@host/db to share one PostgreSQL (with pgvector) between "
+                       "processes; default: $COMPANION_DATABASE_URL, else the SQLite file in the data directory.")
     @functools.wraps(fn)
-    def wrapper(*args, data_dir=None, **kwargs):
+    def wrapper(*args, data_dir=None, database=None, **kwargs):
+        if database is not None:
+            import os
+
+            from memory.store import ENV, database_url
+
+            try:
+                database_url(database)
+            except Exception as e:  # noqa: BLE001  (a bad URL is named, nothing is opened)
+                fail(str(e))
+            os.environ[ENV] = database  # every store this command (and what it starts) opens
         s = settings_mod.load(home=data_dir)
         kwargs["settings"] = s
         return fn(*args, **kwargs)

@@ -31,7 +31,9 @@ def serve(host, port, model, gate, retriever, policy, researcher_password, setti
     click.echo(f"companion: model {resolved}" + (
         " (the embedded demo model: small, it loses the thread; see \"Connecting a real model\" in the README)"
         if embedded else ""))
-    click.echo(f"companion: data in {settings.data_dir}")
+    from memory.store import describe_database
+
+    click.echo(f"companion: data in {settings.data_dir}, database {describe_database()}")
     if embedded:
         from companion.backends import local
 
