@@ -163,7 +163,7 @@ def test_cli_writes_the_report_with_baseline_rows(tmp_path):
     # control probes counted
     assert "MRR@5" in md and "| mrr |" not in md
     assert "resample only 3 participants (< 5)" in md
-    assert doc["retriever"]["params"]["recipe"] == "normalized" and '"fusion": "scores"' in md
+    assert doc["retriever"]["params"]["recipe"] == "learned" and '"fusion": "learned"' in md
     ctl = [m for m in doc["metrics"] if m["name"] == "fired_on_controls"]
     assert ctl and all(m["extra"]["control_probes"] > 0 and m["n"] == m["extra"]["decided"] for m in ctl)
     # a second run over the same corpus reuses the ingested store

@@ -161,7 +161,9 @@ def test_two_app_processes_one_database_kill_and_withdrawal(home, tmp_path):
               f"lost {lost}, duplicate or missing dayids {dup}, rows of {gone} left {left}")
         assert lost == 0 and dup == 0 and left == {}
         assert served == {i: (WITHDRAW_AT[1] if i == WITHDRAW_AT[0] else TURNS) for i in range(N)}
-        # A's participants finished on B: the other process kept serving
-        assert all(moved.get(i, 0) >= TURNS - KILL_AT[1] for i in range(0, N, 2))
+        # A's participants finished on B: the other process kept serving. How far the others had got
+        # when A died depends on the machine's load; the one that triggered the kill is exact.
+        assert moved.get(KILL_AT[0]) == TURNS - KILL_AT[1]
+        assert all(moved.get(i, 0) >= 1 for i in range(0, N, 2))
     finally:
         store.close()
