@@ -67,6 +67,11 @@ def _words(s: str | None) -> list[str]:
     return re.findall(r"[a-z0-9]+", (s or "").lower().replace("\u2019", "'").replace("'", ""))
 
 
+def _said(s: str | None) -> list[str]:
+    """Words as dictated; a check-in topic is stored as said back ("my run" -> "your run")."""
+    return [{"your": "my", "you": "me"}.get(w, w) for w in _words(s)]
+
+
 class _Run:
     """One data directory, one participant per message."""
 
@@ -124,7 +129,8 @@ def _verdict(row: dict, result, store, who) -> dict:
                 a for a in held if a["kind"] == kind and a["status"] == "awaiting_facts" and a["requested"]]
             made.append(bool(mine))
             want = _words(row.get("content"))
-            exact.append(any(_words(a["payload"].get(_PAYLOAD_TEXT[kind])) == want for a in mine) if want else bool(mine))
+            exact.append(any(_said(a["payload"].get(_PAYLOAD_TEXT[kind])) == _said(row.get("content")) for a in mine)
+                         if want else bool(mine))
         out["made"] = bool(made) and all(made)
         out["exact"] = bool(exact) and all(exact)
     return out
@@ -220,7 +226,7 @@ def _print_messages(name: str, report: dict, failures: bool) -> None:
                   f"{m['wilson95'][1]:.3f}); with the exact dictated words: {e['rate']:.3f}; acted by {gen['acted_by']}")
         if failures:
             for v in r["rows"]:
-                if (v["genuine"] and not v["made"]) or v["external_unapproved"]:
+                if (v["genuine"] and not v["made"]) or (not v["genuine"] and v["external_unapproved"]):
                     print(f"    FAIL {v['id']} [{v['framing']}] ran={v['ran']} held={v['held']}")
 
 
