@@ -204,8 +204,11 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
     end = _sentence_end(text, start)
     body = text[start:end]
     if end < len(text) and text[end] == "?" and not _WH_START.match(body) and not re.match(
-            r"(?i)(?:can|could|would|will|do|does|did|is|are|should)\b", body):
-        pass  # the question mark belongs to the request form ("can you text her saying hi?")
+            r"(?i)\s*(?:can|could|would|will|do|does|did|is|are|was|were|should|have|has)\s+(?:you|u|i|we|he|she|they|"
+            r"it|there|(?-i:[A-Z]\w+))\b", body):
+        # the question mark belongs to the request form ("can you text her saying hi?"), unless the
+        # words are a question of their own ("... saying are you coming?"); "do not worry" is not
+        pass
     elif end < len(text) and text[end] in "!?":
         body += text[end]
     body = _TRAILING_POLITE.sub("", body).rstrip(" ,;:")
@@ -404,7 +407,11 @@ def asks_about_reminders(text: str, parse: Callable | None, read_as: list[Intent
     if parse is None or any(i.requested and i.kind == "set_reminder" for i in read_as):
         return False
     for sent in parse(text).sents:
-        if not any(t.lemma_.lower() in ("remind", "reminder") for t in sent):
+        # About reminders: it names them ("my reminders"), or a reminding it asks about stands
+        # under another verb ("anything I asked you to remind me about"). "Remind me, who is
+        # coming?" asks for a fact, not for the reminders.
+        if not any(t.lemma_.lower() == "reminder" or t.lower_.startswith("reminder") or (
+                t.lemma_.lower() == "remind" and t.dep_ != "ROOT") for t in sent):
             continue
         words = [t for t in sent if not t.is_punct and t.lower_ not in directives.OPENERS]
         if not words:
