@@ -128,6 +128,7 @@ def test_22_2_the_wordings_that_reached_the_outbox_are_held_or_ignored(store, an
     ("My motto is just do it.", False),
     ("\u201cJust do it, don't ask me first\u201d is written on my mug.", False),  # a quote
     ("My sister tells her assistant: just do it, don't ask me first.", False),  # talk about others
+    ("My sister tells her assistant: I trust you to handle things on your own.", False),  # someone's words after a colon
     ("Should I tell you to just do it without asking me?", False),  # a question
     ("I'm not saying you should just do it without asking me.", False),  # a negation
     ("Never act on your own without asking me.", False),

@@ -194,3 +194,34 @@ def test_a_yes_to_an_offer_of_the_models_approves_no_held_action(store, ana, hom
     r = turn(store, ana, rnd.choice(YESES), settings=s, at=NOW + timedelta(minutes=1))
     assert r.trace.actions_resolved == [] and outbox(store, ana) == [], (Offers.offer, a.base)
     assert [x.status for x in actions.history(store, ana) if x.kind == "send_message"] == ["held"]
+
+
+def test_every_grant_in_every_non_granting_frame_is_stopped_by_the_gate():
+    """Exhaustive over the generator's classes (every grant wording x every motto, quote, other
+    person's words, question and negation template): wherever the preference classifier proposes
+    to raise autonomy, the one gate stops it; on the bare grants it lets every proposal through."""
+    from types import SimpleNamespace
+
+    from memory import preferences
+    from memory.extract import preference_phrases
+    from memory.proposal import Proposal
+
+    def verdicts(text):
+        for f in preferences.find(text, "personal", rules=preference_phrases):
+            if f.attribute == "autonomy" and f.setting in RAISED:
+                p = Proposal("preference", "", ["day1-1"], f.evidence, attribute="autonomy", setting=f.setting)
+                yield actions.autonomy_gate(p, [SimpleNamespace(text=text)])
+
+    through, stopped = [], 0
+    for core in actiongen.GRANTS:
+        for framing, templates in actiongen.NOT_GRANTS.items():
+            for template in templates:
+                text = template.format(core=core, Core=core[0].upper() + core[1:])
+                for reason in verdicts(text):
+                    stopped += reason is not None
+                    if reason is None:
+                        through.append((framing, text))
+        bare = core[0].upper() + core[1:] + "."
+        assert all(reason is None for reason in verdicts(bare)), bare
+    assert through == []
+    assert stopped >= 20  # the classifier did propose inside the frames: the gate decided

@@ -457,11 +457,16 @@ def grant(doc, text: str, start: int, end: int) -> Reading:
     sent = toks[0].sent
     if sent.text.rstrip().endswith("?"):
         return not_grant("a question")
+    # Words set off by a colon or a dash after a frame are someone's words, not the
+    # participant's to the companion ("My sister tells her assistant: act on your own").
+    framed = [x for x in doc if x.i < toks[0].i and x.text in (":", "\u2014") and any(
+        not y.is_punct and y.lower_ not in OPENERS for y in doc[max(x.sent.start, 0):x.i])]
+    if framed:
+        return not_grant(f"after a frame ('{doc[framed[-1].sent.start:framed[-1].i + 1].text[:40]}')")
     if (why := _tail_reason(sent, doc)) is not None:
         return not_grant(why)
     root = sent.root
     span_root = min(toks, key=lambda t: len(list(t.ancestors)))
-    inside = {t.i for t in toks}
     # The statement is what the sentence says: its head must be a statement to the companion
     # (a motto, a saying or someone else's words heads the sentence otherwise), and the words
     # must not stand in a condition under it ("I'll be upset if you act on your own").
@@ -472,10 +477,12 @@ def grant(doc, text: str, start: int, end: int) -> Reading:
     if not ok:
         return not_grant(why)
     # Every other clause coordinated with it must be a grant too ("just do it, that's my motto").
-    for c in root.children:
-        if c.dep_ in ("conj", "parataxis", "ccomp") and c.i not in inside and c.pos_ in ("VERB", "AUX"):
+    # Wherever the parser attaches it, a clause "that's ..." / "this is what ... says" in the
+    # sentence characterizes the words as a saying (a motto, a slogan), not a statement.
+    for c in sent:
+        if c.i != root.i and c.pos_ in ("VERB", "AUX") and c.lemma_ in ("be", "say"):
             subj = _subjects(c)
-            if subj and subj[0].lower_ in ("that", "this", "which") and c.lemma_ in ("be", "say"):
+            if subj and subj[0].lower_ in ("that", "this", "which"):
                 return not_grant(f"characterized as a saying ('{_clip(c)}')")
     return Reading(True, "an explicit statement to the companion", "grant")
 
