@@ -1,25 +1,31 @@
 """The app's action layer: the wrapper's rules (`wrapper.actions`) applied to the rows in memory
 (`memory.actions`). Everything that changes an action's state comes through here: the turn, the
 chat's yes/no, the app's panel and the CLI.
+
+It also gives the wrapper its parse (memory.nlp: the wrapper imports no model) and registers,
+with memory's verification, the one gate on what may raise autonomy (`autonomy_gate`): only an
+explicit statement to the companion about how it should act for the participant.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, fields
 from typing import Callable
 
 from memory import actions as rows
-from memory import cells, messages
+from memory import cells, messages, nlp, verify
 from memory.actions import PENDING, ActionError
 from memory.messages import Message
+from memory.proposal import Proposal
 from memory.store import Store
-from wrapper import intents, inventory
+from wrapper import directives, intents, inventory
 from wrapper.actions import OUTBOX, TIMED, decide, describe, line, missing, run_status
 
 __all__ = ["PENDING", "OUTBOX", "TIMED", "ActionError", "Action", "line", "describe", "missing", "record",
            "approve", "reject", "supply_facts", "get", "pending", "history", "outbox", "events", "violations",
-           "answer", "requested", "standing"]
+           "answer", "requested", "read", "standing", "autonomy_gate"]
 
 
 @dataclass(frozen=True)
@@ -75,9 +81,14 @@ def record(conn, participant: str, context: str, kind: str, payload: dict, *, re
     """Store one proposed action and apply execution control. Returns (row, reason)."""
     action = inventory.load().action(kind)
     payload = {k: v for k, v in payload.items() if v not in (None, "")}
-    verdict, reason = decide(kind, payload, requested, settings, ceiling)
+    verdict, reason = decide(kind, payload, requested, settings, ceiling, origin)
     if verdict == "run" and "when" in action.required and not payload.get("when"):
         payload["when"] = default_when  # infer: the assumed time is recorded in the payload
+    if verdict in PENDING and (same := rows.same_pending(conn, participant, context, kind, payload)):
+        # Proposed again while it waits (a model re-proposes what a memory told it, turn after
+        # turn): one row, asked about again in this reply.
+        rows.log_event(conn, participant, same.id, "asked", "turn", dayid, "proposed again")
+        return get(conn, participant, same.id), same.reason
     status = "held" if verdict == "run" else verdict  # a run is stored, then run below, in one transaction
     row = rows.insert(conn, participant, context, kind, action.external, payload, status, reason, requested,
                       origin, dayid)
@@ -125,7 +136,7 @@ def supply_facts(store: Store, participant: str, action_id: int, facts: dict, se
         if a.status != "awaiting_facts":
             raise ActionError(f"action {action_id} is not waiting for facts (it is {a.status})")
         payload = {**a.payload, **{k: v for k, v in facts.items() if v}}
-        verdict, reason = decide(a.kind, payload, a.requested, settings, ceiling)
+        verdict, reason = decide(a.kind, payload, a.requested, settings, ceiling, a.origin)
         rows.update(conn, a, payload=payload, reason=reason, status="held" if verdict == "run" else verdict)
         rows.log_event(conn, participant, a.id, "facts", "chat", dayid, json.dumps(facts))
         if verdict == "run":
@@ -144,9 +155,58 @@ def standing(text: str) -> bool:
     return any(attribute == "proactive_outreach" for attribute, _, _ in found)
 
 
+def read(text: str, now) -> list[intents.Intent]:
+    """Every action the participant's message names, each read as a request or not, with the
+    reason (intents.read over the shared spaCy parse)."""
+    return intents.read(text, now, nlp.parse, standing=standing)
+
+
 def requested(text: str, now) -> list[intents.Intent]:
-    """What the participant's message asks the companion for (see intents.actions_requested)."""
-    return intents.actions_requested(text, now, standing=standing)
+    """What the participant's message asks the companion for, now, in so many words."""
+    return [i for i in read(text, now) if i.requested]
+
+
+# ---------------------------------------------------------------- what may raise autonomy
+
+
+def _raising(setting: str | None) -> bool:
+    """A setting above every context's default: more than the companion does for anyone unasked."""
+    attr = inventory.load().attributes["autonomy"]
+    order = list(attr.settings)
+    top_default = max(order.index(d) for d in attr.default.values())
+    return setting in order and order.index(setting) > top_default
+
+
+def _evidence_span(text: str, evidence: str) -> tuple[int, int] | None:
+    words = re.findall(r"[\w']+", evidence.replace("\u2019", "'"))
+    if not words:
+        return None
+    m = re.search(r"\W+".join(re.escape(w) for w in words), text.replace("\u2019", "'"), re.I)
+    return (m.start(), m.end()) if m else None
+
+
+def autonomy_gate(p: Proposal, found: list[Message]) -> str | None:
+    """Why a preference proposal may not raise autonomy (None: it may). Only an explicit
+    statement to the companion about how it should act for the participant raises it
+    (wrapper.directives.grant): never an idiom or motto ("just do it, that's my philosophy"), a
+    quote, talk about someone else, a question or a negated grant. Registered with memory's
+    verification, so the reply path and background consolidation both pass it."""
+    if p.kind != "preference" or p.attribute != "autonomy" or not _raising(p.setting):
+        return None
+    reasons = []
+    for m in found:
+        span = _evidence_span(m.text, p.evidence)
+        if span is None:
+            reasons.append("the cited words are not in the message")
+            continue
+        reading = directives.grant(nlp.parse(m.text), m.text, *span)
+        if reading.request:
+            return None
+        reasons.append(reading.reason)
+    return "autonomy is raised only by an explicit statement to the companion: " + "; ".join(reasons)
+
+
+verify.check_preferences_with(autonomy_gate)
 
 
 def _accept(store: Store, participant: str, context: str, attribute: str, setting: str | None, msg: Message) -> None:
@@ -158,24 +218,78 @@ def _accept(store: Store, participant: str, context: str, attribute: str, settin
                    origin="reaction")
 
 
-def _asked_just_before(store: Store, participant: str, msg: Message) -> set[int]:
-    """The actions the companion's message immediately before this one asked approval for: held
-    in the turn of the participant's message before that reply."""
+def _asked_just_before(store: Store, participant: str, msg: Message) -> tuple[set[int], str]:
+    """The actions the companion's message immediately before this one asked approval for (held
+    or asked about in the turn of the participant's message before that reply), and its text."""
     before = messages.read(store, participant, msg.ordinal, limit=2)
     if len(before) < 2 or before[-1].sender != "companion" or before[-2].sender != "user":
-        return set()
-    return rows.held_in(store, participant, before[-2].dayid)
+        return set(), ""
+    return rows.held_in(store, participant, before[-2].dayid), before[-1].text
+
+
+def _confirm(a: Action) -> str:
+    return (f"Did you mean I should go ahead with this: {a.summary}? "
+            "Reply \u201cyes\u201d to go ahead or \u201cno\u201d to cancel.")
+
+
+_SEVERAL = ("These actions wait for your approval:", "Reply \u201cyes to all\u201d or \u201cno to all\u201d, "
+            "or answer them one by one in the actions panel.")
+
+
+def _ask(store: Store, participant: str, targets: list[Action], msg: Message) -> str:
+    """The companion asks about the held actions explicitly, as the only question of its reply
+    (and records that it asked, so the next "yes" answers this question)."""
+    with store.transaction() as conn:
+        for a in targets:
+            rows.log_event(conn, participant, a.id, "asked", "chat", msg.dayid, "the answer was not only for it")
+    if len(targets) == 1:
+        return _confirm(targets[0])
+    return "\n".join([_SEVERAL[0], *(f"\u00b7 {a.summary}" for a in targets), _SEVERAL[1]])
+
+
+def _only_approval_question(prev: str, asked: list[Action]) -> bool:
+    """The companion's previous message asked for approval of these actions, and asked nothing
+    else: with their approval lines taken out, no question mark is left."""
+    rest, found = prev, False
+    for a in asked:
+        for q in (line(a.kind, "held", a.summary), _confirm(a), f"\u00b7 {a.summary}"):
+            if q in rest:
+                rest, found = rest.replace(q, " "), True
+    for fixed in _SEVERAL:
+        rest = rest.replace(fixed, " ")
+    return found and "?" not in rest
+
+
+def reminders(store: Store, participant: str) -> str:
+    """What the participant asked to be reminded of and is still to come (scheduled, or waiting
+    for approval or for a time), as the companion says it."""
+    mine = [a for a in reversed(history(store, participant)) if a.kind == "set_reminder"
+            and a.status in ("scheduled", *PENDING)]
+    if not mine:
+        return "You have no reminders set."
+    state = {"scheduled": "scheduled", "held": "waiting for your approval", "awaiting_facts": "waiting for a time"}
+    out = ["Here is what you asked me to remind you about:"]
+    out += [f"{n}. {describe(a.kind, a.payload).removeprefix('remind you: ')} ({state[a.status]})"
+            for n, a in enumerate(mine, 1)]
+    return "\n".join(out)
 
 
 def answer(store: Store, participant: str, context: str, msg: Message, now,
            chosen: Callable[..., dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
-    """The companion's own reply when the message answers a pending action; None otherwise.
+    """The companion's own reply when the message answers a pending action or asks which
+    reminders are set; None otherwise.
 
-    "never mind / forget it" takes back the newest held action; a yes or no answers only what the
-    companion's message just before asked about; a reply to "when should I ...?" completes the
-    action waiting for it, unless it is a request of its own. An approval accepts how the
-    companion helped (see `_accept`) unless the same message corrected it.
+    A question about existing reminders lists them and creates nothing. "never mind / forget it"
+    takes back the newest held action. A yes or no answers a held action only when the
+    companion's message just before asked about it and that approval question was the only
+    question in it (a "yes" to the model's own "would you like a recipe?" approves nothing):
+    otherwise the companion asks about the held action explicitly, and the next answer counts.
+    A reply to "when should I ...?" completes the action waiting for it, unless it is a request
+    of its own. An approval accepts how the companion helped (see `_accept`) unless the same
+    message corrected it.
     """
+    if intents.asks_about_reminders(msg.text, nlp.parse, read(msg.text, now)):
+        return reminders(store, participant)
     pend = pending(store, participant)
     if not pend:
         return None
@@ -184,9 +298,12 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
     if said == "cancel":
         targets = held[-1:]
     elif said:
-        asked = _asked_just_before(store, participant, msg)
+        asked, prev = _asked_just_before(store, participant, msg)
         targets = [a for a in held if a.id in asked]
-        targets = targets if intents.applies_to_all(msg.text) else targets[-1:]
+        every = intents.applies_to_all(msg.text)
+        if targets and (not _only_approval_question(prev, targets) or (len(targets) > 1 and not every)):
+            return _ask(store, participant, targets, msg)
+        targets = targets if every else targets[-1:]
     else:
         targets = []
     if targets:
@@ -195,7 +312,9 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
             if said == "approve":
                 row = approve(store, participant, a.id, via="chat", dayid=msg.dayid)
                 if a.reason.startswith("autonomy is") and not learned:
-                    _accept(store, participant, a.context, "autonomy", chosen().get("autonomy"), msg)
+                    # the participant's own setting held it: a model's declaration is never
+                    # made theirs by a "yes"
+                    _accept(store, participant, a.context, "autonomy", chosen(False).get("autonomy"), msg)
             else:
                 row = reject(store, participant, a.id, via="chat", dayid=msg.dayid)
             resolved.append(row.public())

@@ -32,7 +32,7 @@ from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
 from wrapper import intents, render, selector
-from wrapper.actions import default_when, propose
+from wrapper.actions import acted_by, default_when, propose
 from wrapper import tools as ix_tools
 from wrapper.inventory import load as inventory
 
@@ -107,7 +107,8 @@ def turn(
     clock.lap("learn")  # the preference read of the message is on the reply path: its cost is traced
     if handled := answer_pending(ctx, msg, settings, sess, trace, learned):
         trace.interaction = {"learned": learned} if learned else {}
-        trace.fallbacks.append("the reply answered a pending action: the wrapper replied, no model call")
+        trace.fallbacks.append("the reply answered a pending action or listed reminders: the wrapper replied, "
+                               "no model call")
         return finish(ctx, msg, Wrapped(shown=handled), None, trace, state, clock, started, at)
 
     # 3-5 DECIDE, RETRIEVE, APPLY
@@ -331,8 +332,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     chosen = selector.select(ctx.context, settings.ix_source, found, session or {}, calls.declared)
     plain = selector.plain(chosen)
     own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
-    proposals = propose(ctx.text, path, calls.actions, actions.requested(ctx.text, now), plain, now,
-                        ceiling=own["autonomy"])
+    read = actions.read(ctx.text, now)  # every action the message names, each a request or not, with why
+    proposals = propose(ctx.text, path, calls.actions, read, plain, now, ceiling=own["autonomy"])
     shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
                       "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
                       "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
@@ -341,7 +342,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
                               carried=carried)
     trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
-                         **rendered.interaction, "faults": calls.faults}
+                         **rendered.interaction, "faults": calls.faults,
+                         "acted_by": acted_by(proposals), "read": [i.public() for i in read]}
     if _grounds(settings, path):  # an answer about their past names what they said, or quotes it
         line, checked = grounding.ground(ctx.text, rendered.shown, applied.items, ctx.recent)
         if checked:

@@ -117,10 +117,21 @@ def events(store: Store, participant: str, action_id: int | None = None) -> list
 
 
 def held_in(store: Store, participant: str, dayid: str) -> set[int]:
-    """Actions that became held in the turn of this message (asked about in its reply)."""
+    """Actions the reply to this message asked approval for: held in its turn, or asked about
+    again (`asked`: proposed again while waiting, or the companion asked about it explicitly)."""
     return {r["action_id"] for r in store.conn.execute(
-        "SELECT action_id FROM action_events WHERE participant = ? AND event = 'held' AND dayid = ?",
+        "SELECT action_id FROM action_events WHERE participant = ? AND event IN ('held', 'asked') AND dayid = ?",
         (participant, dayid))}
+
+
+def same_pending(conn, participant: str, context: str, kind: str, payload: dict) -> ActionRow | None:
+    """A pending action of this kind with exactly this payload, if one is waiting already."""
+    text = json.dumps(payload)
+    for r in conn.execute(f"SELECT * FROM actions WHERE participant = ? AND context = ? AND kind = ? AND status IN "
+                          f"{PENDING} ORDER BY id", (participant, context, kind)):
+        if json.loads(r["payload"]) == json.loads(text):
+            return _row(r)
+    return None
 
 
 def scheduled(store: Store) -> list[tuple[int, str]]:

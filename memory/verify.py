@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from memory import derived, persona_rules, preferences
 from memory.messages import Message, _row as _message_row
@@ -60,6 +61,18 @@ def _only_negated(evidence: str, found: list[Message]) -> bool:
     return True
 
 
+# Further checks of preference proposals that the app registers (memory imports no app code):
+# `check(proposal, cited messages) -> reason or None`. The app's: what may raise autonomy
+# (companion.actions, wrapper.directives.grant).
+_CHECKS: list[Callable[[Proposal, list[Message]], str | None]] = []
+
+
+def check_preferences_with(check: Callable[[Proposal, list[Message]], str | None]) -> None:
+    """Register a check every preference proposal must also pass (once per function)."""
+    if check not in _CHECKS:
+        _CHECKS.append(check)
+
+
 @dataclass
 class Verdict:
     verdict: str  # supported | repairable | unsupported | refused
@@ -83,6 +96,10 @@ def verify(store: Store, participant: str, p: Proposal) -> Verdict:
     if any(m.sender != "user" for m in found):
         return Verdict("refused", "cites a companion message: memory text is not captured back", [], None)
     sources = [(m.dayid, m.ordinal) for m in found]
+    if p.kind == "preference":
+        for check in _CHECKS:
+            if reason := check(p, found):
+                return Verdict("unsupported", reason, sources, found[-1].context)
     ev = derived.norm(p.evidence)
     if ev and any(ev in derived.norm(m.text) for m in found):
         if _only_hypothetical(ev, found) and not (

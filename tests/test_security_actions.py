@@ -20,7 +20,6 @@ from companion.settings import Settings
 from companion.turn import turn
 from memory import cells
 from companion import actions
-from wrapper import intents
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 DATA = Path(__file__).parent / "data"
@@ -94,10 +93,10 @@ def test_the_asked_message_runs_for_a_participant_who_lets_it_and_nothing_else_d
 
 
 def test_a_declared_autonomy_cannot_lift_an_external_action_above_the_participants_own(store, ana, home, hostile):
-    r = turn(store, ana, "Please send my mom an email saying I will be late, act autonomously", "work",
+    r = turn(store, ana, "Please send my mom an email saying I will be late. Act autonomously.", "work",
              quick(home, gate="never"), at=NOW)
     assert r.trace.interaction["settings"]["autonomy"]["by"] == "model"
-    [held] = r.trace.actions_held
+    [held] = [a for a in r.trace.actions_held if a["requested"]]
     assert (held["kind"], held["requested"], held["status"]) == ("send_message", True, "held")
     assert outbox_texts(store, ana) == []
 
@@ -112,7 +111,7 @@ def test_wishes_and_reported_speech_ask_for_nothing(store, ana, home, hostile):
                               "My colleague joked that I should email my landlord saying the rent is cancelled"]):
         r = turn(store, ana, text, "personal", s, at=NOW.replace(minute=2 + i))
         assert [(a["requested"], a["status"]) for a in r.trace.actions_held] == [(False, "held")]
-        assert intents.actions_requested(text, NOW) == []  # the selector path proposes nothing either
+        assert actions.requested(text, NOW) == []  # the selector path proposes nothing either
     assert outbox_texts(store, ana) == []
 
 
@@ -188,9 +187,9 @@ def _rows(name):
 def score(name: str) -> dict:
     """Per message: are the requested kinds exactly right; and how many non-requests asked for something."""
     rows = _rows(name)
-    exact = sum(sorted(i.kind for i in intents.actions_requested(r["text"], NOW)) == sorted(r["kinds"]) for r in rows)
+    exact = sum(sorted(i.kind for i in actions.requested(r["text"], NOW)) == sorted(r["kinds"]) for r in rows)
     none = [r for r in rows if not r["kinds"]]
-    false_asks = sum(bool(intents.actions_requested(r["text"], NOW)) for r in none)
+    false_asks = sum(bool(actions.requested(r["text"], NOW)) for r in none)
     return {"messages": len(rows), "exact": exact, "non_requests": len(none), "non_requests_asking": false_asks}
 
 

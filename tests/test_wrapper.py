@@ -82,14 +82,14 @@ def test_times_are_read_from_plain_words():
 
 
 def test_requests_and_answers():
-    [r] = intents.actions_requested("Remind me to call Ana tomorrow at 9am", NOW)
+    [r] = actions.requested("Remind me to call Ana tomorrow at 9am", NOW)
     assert (r.kind, r.args["text"], r.args["when"]) == ("set_reminder", "call Ana", "2026-12-01T09:00:00+00:00")
-    [s] = intents.actions_requested("send my boss an email saying I quit", NOW)
+    [s] = actions.requested("send my boss an email saying I quit", NOW)
     assert (s.kind, s.args) == ("send_message", {"to": "my boss", "text": "I quit"})
-    assert intents.actions_requested("what did I tell you about my boss?", NOW) == []
+    assert actions.requested("what did I tell you about my boss?", NOW) == []
     # a standing permission is a preference, not a check-in to schedule now
     assert actions.requested("Feel free to check in on me without being asked.", NOW) == []
-    assert [i.kind for i in intents.actions_requested("check in with me tomorrow", NOW)] == ["schedule_checkin"]
+    assert [i.kind for i in actions.requested("check in with me tomorrow", NOW)] == ["schedule_checkin"]
     assert intents.resolution("Yes, go ahead") == "approve" and intents.resolution("no thanks") == "reject"
     assert intents.resolution("no, I meant the other Ana") is None  # a correction is not an answer
 
@@ -384,8 +384,8 @@ def test_actions_from_the_cli_need_the_participants_own_passphrase(home):
 
 
 def test_a_negated_request_asks_for_nothing_and_old_waiting_actions_do_not_swallow_messages(store, ana, home):
-    assert intents.actions_requested("Don't check in on me unless I ask", NOW) == []
-    assert intents.actions_requested("Please never send my boss an email saying I quit", NOW) == []
+    assert actions.requested("Don't check in on me unless I ask", NOW) == []
+    assert actions.requested("Please never send my boss an email saying I quit", NOW) == []
     s = quick(home)
     turn(store, ana, "remind me about the exam", settings=s, at=NOW)  # waits for a time
     turn(store, ana, "how are you", settings=s, at=NOW + timedelta(minutes=1))

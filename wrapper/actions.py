@@ -66,12 +66,16 @@ def lower_autonomy(a: str, b: str | None) -> str:
 
 
 def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str],
-           ceiling: str | None = None) -> tuple[str, str]:
+           ceiling: str | None = None, origin: str = "intent") -> tuple[str, str]:
     """Execution control: (run | held | awaiting_facts | dropped, reason) from the declared settings.
 
     The wrapper sees only the declared settings, never the participant's true preference.
     `ceiling` is the participant's own autonomy (their cells or the default, never a model's
-    declaration): an external action is never run with more autonomy than that.
+    declaration): an external action is never run with more autonomy than that. An action the
+    message did not ask for runs only when the companion derived it from the participant's own
+    words (a check-in offered for an exam they mentioned, under their outreach and expansion
+    settings); one a model proposed (from a retrieved memory, say) is held, external or not.
+    `origin`: model (a tool call), intent (the participant's request), outreach, expansion.
     """
     action = inventory.load().action(kind)
     autonomy = settings.get("autonomy", "suggest")
@@ -82,6 +86,12 @@ def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str],
             # Memory is data: an external action nobody asked for in this message (a retrieved
             # text told the model to, say) is held for the participant to see, at any level.
             return "held", "external action not asked for in this message: waits for approval"
+        if origin == "model":
+            # The same for an internal one: a reminder a retrieved text told the model to set is
+            # shown, held, never run (one that lacks facts is dropped: nobody is asked for them).
+            if missing(kind, payload):
+                return "dropped", "not asked for in this message, and incomplete: a model's proposal is dropped"
+            return "held", "not asked for in this message: a model's proposal waits for approval"
         if action.outreach and settings.get("proactive_outreach") != "high":
             return "dropped", "proactive outreach is low: nothing is scheduled unprompted"
         if not action.outreach and settings.get("task_expansion") != "adjacent":
@@ -117,23 +127,36 @@ def _when(value: str | None, now: datetime) -> str | None:
         return found.isoformat() if found else None
 
 
-def propose(text: str, path: str, model_actions: list[tuple[str, dict]], asked: list[intents.Intent],
+def propose(text: str, path: str, model_actions: list[tuple[str, dict]], read: list[intents.Intent],
             settings: dict[str, str], now: datetime, ceiling: str | None = None) -> list[dict]:
-    """The actions proposed this turn, each decided and marked whether the message (`text`, whose
-    requests are `asked`) asked for that very action. On the model path they are the model's
-    tool calls; on the selector path the participant's own requests, a check-in offered at 18:00
-    when the message mentions something upcoming (Proactive Outreach decides), and a reminder for
-    a calendar entry with a time (Task Expansion decides)."""
+    """The actions proposed this turn, each decided and marked whether the message (`text`, read
+    as `read`: every action it names, each a request or not) asked for that very action.
+
+    On the model path they are the model's tool calls, each requested only when it is the very
+    action a request of the message asked for (intents.asks_for); and a request no call of the
+    model matches is proposed by the rules (origin `intent`): a model that calls no tool, or
+    calls it with other words, never drops what was asked. On the selector path: the
+    participant's own requests, a check-in offered at 18:00 when the message mentions something
+    upcoming (Proactive Outreach decides), and a reminder for a calendar entry with a time (Task
+    Expansion decides). What the message only mentions (a question, a negation, a quote ...)
+    is never proposed by the rules."""
+    asked = [i for i in read if i.requested]
     asked_kinds = {i.kind for i in asked}
-    inv = inventory.load()
     out = []
     if path == "model":
+        claimed: set[int] = set()  # a request is made once, however many calls repeat it
         for kind, args in model_actions:
             args = {**args, **({"when": _when(args.get("when"), now)} if "when" in args else {})}
-            out.append({"kind": kind, "args": args, "origin": "model",
-                        "requested": intents.asks_for(kind, args, asked, text, inv.action(kind).external)})
+            match = next((n for n, i in enumerate(asked) if n not in claimed and intents.same_action(kind, args, i)), None)
+            if match is not None:  # it runs with the words as dictated, not as the model spelled them
+                claimed.add(match)
+                args = {**args, **{k: v for k, v in asked[match].args.items() if v}}
+            out.append({"kind": kind, "args": args, "origin": "model", "requested": match is not None})
+        covered = [p for p in out if p["requested"]]
+        out += [{"kind": i.kind, "args": dict(i.args), "requested": True, "origin": "intent"} for i in asked
+                if not any(intents.same_action(p["kind"], p["args"], i) for p in covered)]
     else:
-        out += [{"kind": i.kind, "args": i.args, "requested": True, "origin": "intent"} for i in asked]
+        out += [{"kind": i.kind, "args": dict(i.args), "requested": True, "origin": "intent"} for i in asked]
         if intents.mentions_upcoming(text) and "schedule_checkin" not in asked_kinds:
             when = intents.parse_when(text, now)
             out.append({"kind": "schedule_checkin", "requested": False, "origin": "outreach",
@@ -146,7 +169,15 @@ def propose(text: str, path: str, model_actions: list[tuple[str, dict]], asked: 
                             "args": {"text": i.args.get("title"), "when": i.args["when"]}})
     for p in out:
         p["status"], p["reason"] = decide(p["kind"], {k: v for k, v in p["args"].items() if v},
-                                          p["requested"], settings, ceiling)
+                                          p["requested"], settings, ceiling, p["origin"])
         if p["status"] == "run":
             p["status"] = run_status(p["kind"])
     return out
+
+
+def acted_by(proposals: list[dict]) -> str | None:
+    """Which path made the participant's requests this turn: "model" (its tool calls were the
+    requested actions), "rules" (the rule-based reading proposed them), "both", or None."""
+    origins = {"model" if p["origin"] == "model" else "rules" for p in proposals
+               if p["requested"] and p["status"] != "dropped"}
+    return "both" if len(origins) == 2 else next(iter(origins), None)

@@ -1,9 +1,16 @@
 """What a participant's own message asks for: actions, times, approval of a held action.
 
-Rules over explicit wording, so they work with the embedded default model (which cannot call
-tools). The same parse decides whether an action a model proposes was *requested* in this
-message: an action nobody asked for in this turn (for instance one a retrieved memory told the
-model to take) is never run without approval, whatever the autonomy level.
+Two steps, so they work with the embedded default model (which cannot call tools):
+1. `candidates`: every place the message names an action of the inventory (the everyday forms
+   of "text my sister saying ...", "send a message to Lena saying ...", "tell Jonas that ...",
+   "could you let my boss know ...", "remind me to ...", "make a note that ...", "put X in my
+   calendar", "check in with me ..."), with its slots; the dictated words exactly as written.
+2. `read`: each one read from the dependency parse (wrapper.directives) as a *request* to the
+   companion to do it now, or as something else (a question, a negation, a quote, a story ...),
+   with the reason. Only requests are acted on; a model's proposal counts as requested only when
+   it is the very action a request asked for (`asks_for`: same kind, recipient, time and every
+   dictated word), so an action nobody asked for in this message (one a retrieved memory told the
+   model to take, or a cut of what was dictated) is never run without approval.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from importlib import resources
 from typing import Callable
+
+from wrapper import directives, inventory
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _CLOCK = r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?"
@@ -42,7 +51,8 @@ def parse_when(text: str, now: datetime) -> datetime | None:
         n = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}.get(m["n"]) or int(m["n"])
         unit = {"minute": "minutes", "min": "minutes", "hour": "hours", "day": "days", "week": "weeks"}[m["u"]]
         return (now + timedelta(**{unit: n})).replace(microsecond=0)
-    clock = re.search(r"\bat " + _CLOCK + r"\b", t)
+    clock = re.search(r"\bat " + _CLOCK + r"\b", t) or re.search(
+        r"\b(?:for|by) (?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)", t)
     base = None
     if re.search(r"\btomorrow\b", t):
         base = now + timedelta(days=1)
@@ -67,62 +77,27 @@ def parse_when(text: str, now: datetime) -> datetime | None:
 
 _WHEN_TAIL = r"(?:\s+(?:in \w+ \w+|tomorrow\b.*|tonight\b.*|this evening\b.*|next week\b.*|on (?:" + \
     "|".join(WEEKDAYS) + r")\b.*|at \d.*))?$"
+_WHEN_WORDS = re.compile(r"\s*\b(?:in (?:\d+|an?|one|two|three) (?:minute|min|hour|day|week)s?|tomorrow(?: morning| "
+                         r"evening| afternoon| night)?|tonight|this (?:evening|morning|afternoon)|next week|later today|"
+                         r"on (?:" + "|".join(WEEKDAYS) + r")(?: (?:morning|evening|afternoon|night))?|at \d[\d:.]*\s*"
+                         r"(?:am|pm|a\.m\.|p\.m\.)?|(?:for|by) (?:" + "|".join(WEEKDAYS) + r"))\b", re.I)
 
 
 @dataclass
 class Intent:
     kind: str  # an action name of the inventory
     args: dict = field(default_factory=dict)
+    requested: bool = True  # an instruction to the companion, now (wrapper.directives); else only mentioned
+    reason: str = ""  # the reading's reason, traced
+    at: int = 0  # where the action's words start in the message
+
+    def public(self) -> dict:
+        return {"kind": self.kind, "requested": self.requested, "reason": self.reason,
+                "args": {k: v for k, v in self.args.items() if v}}
 
 
 def _clean(s: str | None) -> str:
     return re.sub(r"\s+", " ", (s or "")).strip(" .,:;!")
-
-
-_NEGATED = re.compile(r"\b(don't|do not|dont|never|no need to|stop|please don't|without)\b[^.!?;:,]*$", re.I)  # within one clause
-
-
-def _negated(text: str, start: int) -> bool:
-    """"Don't check in on me unless I ask" asks for nothing: a negation earlier in the clause."""
-    return bool(_NEGATED.search(text[:start]))
-
-
-@lru_cache(maxsize=1)
-def _markers() -> dict[str, re.Pattern]:
-    """The phrase bank (wrapper/data/addressed.json): words that make a request something else."""
-    data = json.loads((resources.files("wrapper") / "data/addressed.json").read_text())
-    return {kind: re.compile(r"\b(?:" + "|".join(data[kind]) + r")\b")
-            for kind in ("wish", "hypothetical", "reported", "idiom", "cancel")}
-
-
-_OPENERS, _CLOSERS = "\"\u201c\u2018'", "\"\u201d\u2019'"
-
-
-def _quoted(text: str, start: int) -> bool:
-    """Inside a quotation at `start`: more opening quote marks before it than closing ones (an
-    apostrophe inside a word, as in "I'm", is neither)."""
-    opened = closed = 0
-    for i, ch in enumerate(text[:start]):
-        before = text[i - 1] if i else " "
-        after = text[i + 1] if i + 1 < len(text) else " "
-        if ch in _OPENERS and (before.isspace() or before in "([:") and not after.isspace():
-            opened += 1
-        elif ch in _CLOSERS and not before.isspace() and (after.isspace() or after in ".,!?;:)"):
-            closed += 1
-    return opened > closed
-
-
-def not_addressed(text: str, start: int) -> str | None:
-    """Why the words at `start` ask the companion for nothing (quoted, wish, hypothetical,
-    reported, idiom), or None when they are a request addressed to it. Only the clause the words
-    stand in counts: "after what she said, remind me to ..." is a request."""
-    if _quoted(text, start):
-        return "quoted"
-    clause = re.split(r"[.!?;,]", text[:start].lower())[-1]
-    for kind in ("wish", "hypothetical", "reported", "idiom"):
-        if _markers()[kind].search(clause):
-            return kind
-    return None
 
 
 def own_words(text: str) -> str:
@@ -131,83 +106,323 @@ def own_words(text: str) -> str:
     return " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if s.strip() and not reported(s))
 
 
+@lru_cache(maxsize=1)
+def _markers() -> dict[str, re.Pattern]:
+    """The phrase bank (wrapper/data/addressed.json): words that mark a sentence as reported or
+    recited (for what preferences are read from) and words that take back a held action."""
+    data = json.loads((resources.files("wrapper") / "data/addressed.json").read_text())
+    return {kind: re.compile(r"\b(?:" + "|".join(data[kind]) + r")\b") for kind in ("reported", "idiom", "cancel")}
+
+
 def reported(sentence: str) -> bool:
     """A sentence that quotes or reports someone's words, or an idiom ("my motto is just do it"):
     it states no preference of the participant's about how the companion should help."""
     low = sentence.lower()
-    return _quoted(sentence, len(sentence)) or bool(re.match(r"\s*[\"\u201c\u2018']", sentence)) or any(
+    return directives.quoted(sentence, len(sentence)) or bool(re.match(r"\s*[\"\u201c\u2018']", sentence)) or any(
         _markers()[k].search(low) for k in ("reported", "idiom"))
 
 
-def actions_requested(text: str, now: datetime, standing: Callable[[str], bool] | None = None) -> list[Intent]:
-    """Actions the participant asks the companion for in so many words (not negated, wished,
-    supposed, reported or quoted ones). Missing facts stay missing (None). `standing` tells a
-    standing permission ("feel free to check in on me without being asked": a preference about
-    how to help from now on) from a check-in to schedule now; the app passes the preference
-    phrases' reading."""
-    text = text.strip()
+# ------------------------------------------------------------------ what the message names
+
+
+_ABBREV = r"(?<!\bdr)(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bst)(?<!\bprof)(?<!\ba\.m)(?<!\bp\.m)"
+_SENT_END = re.compile(_ABBREV + r"[.!?]+(?=\s|$)|;|\n", re.I)
+_NOT_WHO = (r"(?:a|an|the|me|myself|you|u|it|this|that|some|someone|anyone|everyone|back|up|out|now|again|please|pls|"
+            r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a)")
+_TITLE = r"(?:dr|mr|mrs|ms|prof|aunt|uncle|auntie|grandma|grandpa|nana|cousin)\.?"
+WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE + r"\s+[\w'\u2019-]+|(?!" + _NOT_WHO +
+       r"\b)[\w'\u2019-]+(?:\s+(?!" + _NOT_WHO + r"\b)(?-i:[A-Z])[\w'\u2019-]+)?)")
+_SAYING = r"(?:\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
+          r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
+          r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying)"
+_NOTE_WORD = r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp)"
+# (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
+def _v(*stems: str) -> str:
+    """A verb in its base form or its -ing form ("would you mind putting ..."): "put" -> put(?:ting)?"""
     out = []
-    for i in _requested(text, now):
-        at = i.args.pop("_at", 0)
-        if _negated(text, at) or not_addressed(text, at) or (
-                i.kind == "schedule_checkin" and standing is not None and standing(text)):
-            continue
-        out.append(i)
+    for st in stems:
+        if st.endswith("e") and not st.endswith("ee"):
+            out.append(st[:-1] + "(?:e|ing)")
+        elif re.search(r"[^aeiou][aeiou][bdgmnpt]$", st) and st not in ("text", "email", "message"):
+            out.append(st + "(?:" + st[-1] + "ing)?")
+        else:
+            out.append(st + "(?:ing)?")
+    return "(?:" + "|".join(out) + ")"
+
+
+# (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
+_FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
+    ("draft_message", r"\b(?P<trig>" + _v("draft", "write") + r")(?:\s+(?:up|me|out))?\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
+                      r"(?:draft\s+)?" + _NOTE_WORD + r"(?:\s+(?:to|for)\s+(?P<to>" + WHO + r"))?(?:" + _SAYING +
+                      r"|\s*,|\s+about)\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write") + r")\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
+                     r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:\s+to\s+(?P<to2>" + WHO + r"))?" + _SAYING +
+                     r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
+                     r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _SAYING + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")\s+(?:that\s+)?(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know\s+(?:that\s+)?(?P<body>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("remind") + r")\s+me\s+(?P<pre>(?:(?:tomorrow|tonight|later|next week|in \d+ \w+|"
+                     r"on \w+day|at \S+)\s+)*)(?:to|about|that|of)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r")\s+(?:me\s+)?(?:a|an)\s+"
+                     r"reminder\s+(?:for|at)\s+(?P<pre>[^.!?]*?)\s+(?:to|about)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r"|put(?:ting)?\s+in)\s+"
+                     r"(?:me\s+)?(?:a|an|another)\s+reminder\s+(?:to|for|about|that)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>don'?t|do\s+not)\s+let\s+me\s+forget\s+(?:to|about)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"(?:^|[.!?]\s+)(?P<trig>reminder)\s*:\s*(?P<what>\S.*)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("check") + r")\s+(?:in|back)(?:\s+(?:with|on)\s+me\b|(?=\s+(?:tomorrow|"
+                         r"tonight|later|next week|on \w+day|in \d+|at \d)))(?P<what>.*)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("follow") + r")\s+up\s+with\s+me\b(?P<what>.*)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("check") + r")\s+on\s+me\b(?P<what>.*)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("schedule", "book") + r"|set(?:ting)?\s+up)\s+(?:a|an)\s+check-?\s?in\b"
+                         r"(?P<what>.*)"),
+    ("add_note", r"\b(?P<trig>" + _v("make", "take", "add", "save", "write", "jot", "leave", "keep") + r")\s+(?:down\s+)?"
+                 r"(?:a|an|this\s+as\s+a)?\s*(?:quick\s+)?note\b(?:\s+of\s+this)?(?:\s+that|\s+saying|\s+to\s+say|\s*:|"
+                 r"\s+of|\s+about|\s*,)?\s*(?P<body>\S.*)"),
+    ("add_note", r"(?:^|[.!?]\s+|,\s*|\bplease\s+|\bcan you\s+|\bcould you\s+)(?P<trig>note)(?:\s+down)?(?:\s+that|\s*:)\s+"
+                 r"(?P<body>\S.*)"),
+    ("add_note", r"\b(?P<trig>" + _v("jot", "write") + r")\s+down\s+(?:that\s+)?(?P<body>(?!a\s+note)\S.*)"),
+    ("add_calendar_entry", r"\b(?P<trig>" + _v("put", "add", "pop", "stick", "pencil", "book") + r"|block(?:ing)?"
+                           r"(?:\s+off)?)\s+(?P<what>.+?)\s+(?:in|on|to|into)\s+(?:my|the)\s+(?:calendar|schedule|diary|"
+                           r"agenda)\b"),
+    ("add_calendar_entry", r"\b(?P<trig>" + _v("add", "create", "make") + r"|put(?:ting)?\s+in)\s+(?:a|an)\s+(?:calendar\s+)?"
+                           r"(?:entry|event|appointment)\s+(?:for|called|titled|about|:)\s*(?P<what>[^.!?]+)"),
+]]
+_WH_START = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|whether|if|anything|everything|something)\b",
+                       re.I)
+_TRAILING_POLITE = re.compile(r"(?:\s*,?\s*(?:please|pls|plz|thanks|thank you|thx|asap|ok\??|okay\??))+\s*[.!?]*$", re.I)
+
+
+def _sentence_end(text: str, start: int) -> int:
+    m = _SENT_END.search(text, start)
+    return m.start() if m else len(text)
+
+
+def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
+    """The dictated words from `start` to the end of their sentence, without the quotation marks
+    around them or a "please" / "thanks" said to the companion after them."""
+    end = _sentence_end(text, start)
+    body = text[start:end]
+    if end < len(text) and text[end] == "?" and not _WH_START.match(body) and not re.match(
+            r"(?i)\s*(?:can|could|would|will|do|does|did|is|are|was|were|should|have|has)\s+(?:you|u|i|we|he|she|they|"
+            r"it|there|(?-i:[A-Z]\w+))\b", body):
+        # the question mark belongs to the request form ("can you text her saying hi?"), unless the
+        # words are a question of their own ("... saying are you coming?"); "do not worry" is not
+        pass
+    elif end < len(text) and text[end] in "!?":
+        body += text[end]
+    body = _TRAILING_POLITE.sub("", body).rstrip(" ,;:")
+    stripped = body.strip()
+    lead = len(body) - len(body.lstrip())
+    if len(stripped) > 1 and stripped[0] in "\"\u201c\u2018'" and stripped[-1] in "\"\u201d\u2019'":
+        return stripped[1:-1].strip(), start + lead + 1, end
+    return stripped.strip(" .,;:"), start + lead, end
+
+
+def _strip_when(s: str) -> str:
+    return _clean(_WHEN_WORDS.sub("", s))
+
+
+@dataclass
+class Candidate:
+    kind: str
+    start: int  # the trigger word
+    end: int  # end of the words that belong to the action
+    content_start: int | None
+    args: dict
+    hint: str = ""
+    ing: bool = False  # the verb in its -ing form ("would you mind putting ...")
+
+
+def candidates(text: str, now: datetime, doc=None) -> list[Candidate]:
+    """Every place the message names an action, with its slots, whoever is meant to do it. The
+    words of one action are never read as another action ("text her saying remind me ...")."""
+    found: list[Candidate] = []
+    for kind, pattern in _FORMS:
+        for m in pattern.finditer(text):
+            c = _candidate(kind, m, text, now, doc)
+            if c is not None:
+                c.ing = m["trig"].lower().split()[0].endswith("ing")
+                found.append(c)
+    found.sort(key=lambda c: (c.start, -(c.end - c.start)))
+    out: list[Candidate] = []
+    for c in found:
+        if any(o.start <= c.start < o.end for o in out):
+            continue  # inside another action's words (its dictated content, or the same words again)
+        out.append(c)
     return out
 
 
-def _norm(s: str | None) -> list[str]:
+def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candidate | None:
+    start = m.start("trig")
+    sentence_end = _sentence_end(text, start)
+    when = parse_when(text[start:sentence_end + 1], now)
+    when_iso = when.isoformat() if when else None
+    if kind in ("send_message", "draft_message"):
+        to = m.groupdict().get("to") or m.groupdict().get("to2")
+        body_start = m.start("body")
+        if kind == "send_message" and m["trig"].lower() in ("tell", "inform", "let") and doc is not None and to:
+            to, body_start = _chunk(doc, text, m.start("to"), m.end("to"), body_start, m["trig"].lower())
+        if to and to.strip().lower() in ("me", "myself", "you", "u"):
+            return None
+        body, cstart, end = _body(text, body_start, True)
+        if kind == "send_message" and not (to and body):
+            return None
+        return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None})
+    if kind == "set_reminder":
+        what_start = m.start("what")
+        end = _sentence_end(text, what_start)
+        what = _TRAILING_POLITE.sub("", text[what_start:end])
+        if _WH_START.match(what):
+            return None  # "remind me what I asked": a question, not a reminder to set
+        hint = "let_forget" if m["trig"].lower().startswith("don") or m["trig"].lower().startswith("do") else ""
+        return Candidate(kind, start, end, what_start, {"text": _strip_when(what) or None, "when": when_iso}, hint)
+    if kind == "schedule_checkin":
+        rest = m["what"] or ""
+        end = m.end("what") if m["what"] else m.end()
+        end = min(end, _sentence_end(text, start))
+        topic = re.search(r"\b(?:about|on how|to see how|regarding)\s+(?P<t>.+)", rest[: max(end - m.start("what"), 0)]
+                          if m["what"] else "", re.I)
+        return Candidate(kind, start, end, None,
+                         {"when": when_iso, "topic": _yours(_strip_when(_TRAILING_POLITE.sub("", topic["t"])))
+                          if topic else None})
+    if kind == "add_note":
+        body, cstart, end = _body(text, m.start("body"), False)
+        return Candidate(kind, start, end, cstart, {"text": body or None})
+    title = _strip_when(m["what"])
+    if re.match(r"(?i)(?:a |an )?reminder\b", title):
+        return None
+    end = _sentence_end(text, start)
+    return Candidate(kind, start, end, m.start("what"), {"title": title or None, "when": when_iso})
+
+
+def _chunk(doc, text: str, to_start: int, to_end: int, body_start: int, trig: str) -> tuple[str, int]:
+    """For "tell X ..." / "let X know ...": the recipient is the noun phrase the parse finds
+    there ("tell my best friend I'm sorry"), the dictated words what follows it."""
+    for chunk in getattr(doc, "noun_chunks", []):
+        if chunk.start_char <= to_start < chunk.end_char:
+            if trig == "let":
+                return text[to_start:chunk.end_char], body_start
+            rest = text[chunk.end_char:]
+            skip = re.match(r"\s+(?:that\s+)?", rest)
+            return text[to_start:chunk.end_char], chunk.end_char + (skip.end() if skip else 0)
+    return text[to_start:to_end], body_start
+
+
+# ------------------------------------------------------------------ what the message asks for
+
+
+def read(text: str, now: datetime, parse: Callable | None,
+         standing: Callable[[str], bool] | None = None) -> list[Intent]:
+    """Every action the message names, each read as a request to the companion or not, with the
+    reading's reason (wrapper.directives). `parse(text)` gives a dependency parse (the app's spaCy
+    pipeline); without one nothing is a request. `standing` tells a standing permission ("feel
+    free to check in on me without being asked": a preference about how to help from now on)
+    from a check-in to schedule now; the app passes the preference phrases' reading."""
+    doc = parse(text) if parse is not None else None
+    out = []
+    for c in candidates(text, now, doc):
+        external = inventory.load().action(c.kind).external
+        r = directives.request(text, doc, parse, c.start, c.content_start, external=external,
+                               recipient=c.args.get("to"), ing=c.ing, hint=c.hint)
+        requested, reason = r.request, r.reason
+        if requested and _taken_back(text[c.start:]):
+            requested, reason = False, "not a request: taken back in the same message"
+        if requested and c.kind == "schedule_checkin" and not c.args.get("when") and standing is not None \
+                and standing(text):
+            requested, reason = False, "not a request: a standing permission, learned as a preference"
+        out.append(Intent(c.kind, c.args, requested, reason, c.start))
+    return out
+
+
+_BACK = re.compile(r"\b(?:no,? wait|wait,? no|actually,? no|on second thought|second thoughts)\b|"
+                   r"[,;\u2014\u2013-]\s*(?:no,?\s*)?(?:wait,?\s*)?(?:don'?t|do not)(?: do it| send it)?\s*[.!]*\s*$", re.I)
+
+
+def _taken_back(rest: str) -> bool:
+    """Words after the action that take it back ("... - no wait, don't", "scratch that")."""
+    low = rest.lower().replace("\u2019", "'")
+    return bool(_BACK.search(low) or _markers()["cancel"].search(low))
+
+
+def actions_requested(text: str, now: datetime, parse: Callable | None,
+                      standing: Callable[[str], bool] | None = None) -> list[Intent]:
+    """The actions the participant asks the companion for, now, in so many words (see `read`).
+    Missing facts stay missing (None)."""
+    return [i for i in read(text, now, parse, standing) if i.requested]
+
+
+def norm_words(s: str | None) -> list[str]:
     return re.findall(r"[a-z0-9]+", (s or "").lower().replace("\u2019", "'").replace("'", ""))
 
 
 def _recipient(s: str | None) -> str:
-    words = _norm(s)
+    words = norm_words(s)
     while words and words[0] in ("to", "my"):
         words = words[1:]
     return " ".join(words)
 
 
-def asks_for(kind: str, args: dict, asked: list[Intent], text: str, external: bool) -> bool:
-    """Whether the current message asks for this very action. An internal one: the same kind.
-    An external one: the same kind, the same recipient, and its words taken from this message
-    (a message remembered from last week, proposed again, is not what was asked for today)."""
-    same = [i for i in asked if i.kind == kind]
-    if not same or not external:
-        return bool(same)
-    words, said = _norm(args.get("text")), _norm(text)
-    from_message = bool(words) and any(said[k:k + len(words)] == words for k in range(len(said) - len(words) + 1))
-    return from_message and any(_recipient(args.get("to")) and _recipient(args.get("to")) == _recipient(i.args.get("to"))
-                                for i in same)
+_FIELDS = {"send_message": ("to", "text"), "draft_message": ("to", "text"), "set_reminder": ("text", "when"),
+           "add_note": ("text",), "add_calendar_entry": ("title", "when"), "schedule_checkin": ("when", "topic")}
 
 
-def _requested(text: str, now: datetime) -> list[Intent]:
-    out: list[Intent] = []
-    t = text.strip()
-    low = t.lower()
-    when = parse_when(t, now)
-    when_iso = when.isoformat() if when else None
-    if m := re.search(r"\bremind me (?:to |about |that |of )?(?P<what>.+?)" + _WHEN_TAIL, t, re.I | re.S):
-        out.append(Intent("set_reminder", {"text": _clean(m["what"]) or None, "when": when_iso, "_at": m.start()}))
-    if c := re.search(r"\bcheck (?:in|back) (?:with|on) me\b|\bcheck in (?:tomorrow|later|next week|on )", low):
-        topic = re.search(r"\b(?:about|on how) (?P<t>.+?)" + _WHEN_TAIL, t, re.I)
-        out.append(Intent("schedule_checkin", {"when": when_iso, "topic": _yours(_clean(topic["t"])) if topic else None,
-                                               "_at": c.start()}))
-    if m := re.search(r"\b(?:add|make|take|save|write down) (?:a |this as a )?note\b(?: that| saying| to say|:)?\s*(?P<text>.*)",
-                      t, re.I | re.S) or re.match(r"\s*note(?: that|:)\s+(?P<text>.+)", t, re.I | re.S):
-        out.append(Intent("add_note", {"text": _clean(m["text"]) or None, "_at": m.start()}))
-    if m := re.search(r"\b(?:put|add) (?P<title>.+?) (?:in|on|to|into) my calendar\b", t, re.I):
-        out.append(Intent("add_calendar_entry", {"title": _clean(m["title"]) or None, "when": when_iso,
-                                                 "_at": m.start()}))
-    if m := re.search(r"\bdraft (?:a |an )?(?:message|email|e-mail|note|text|reply|letter)"
-                      r"(?: to (?P<to>(?:my )?\w+))?(?:,| saying| that| about| to say|:)?\s*(?P<text>.*)", t, re.I | re.S):
-        out.append(Intent("draft_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None,
-                                            "_at": m.start()}))
-    elif m := re.search(r"\b(?:send|email|e-mail|text|message) (?P<to>my \w+|(?!a\b|an\b|the\b)\w+)"
-                        r"(?: (?:a|an) (?:message|email|e-mail|text))?(?: saying| that| to say|:)\s*(?P<text>.+)",
-                        t, re.I | re.S) or re.search(r"\b[Tt]ell (?P<to>my \w+|[A-Z]\w+) that (?P<text>.+)", t, re.S):
-        out.append(Intent("send_message", {"to": _clean(m["to"]) or None, "text": _clean(m["text"]) or None,
-                                           "_at": m.start()}))
-    return out
+def same_action(kind: str, args: dict, intent: Intent) -> bool:
+    """Whether a proposed action is the very one the intent asked for: the same kind, recipient,
+    time, and every word of what was dictated, no more, no fewer, in order. A cut of the
+    dictated words, a reordering or an addition is another action."""
+    if intent.kind != kind:
+        return False
+    for f in _FIELDS[kind]:
+        mine, theirs = args.get(f), intent.args.get(f)
+        if f == "to":
+            if _recipient(mine) != _recipient(theirs):
+                return False
+        elif f == "when":
+            if (mine or None) != (theirs or None):
+                return False
+        elif f == "topic":  # said back to the participant: "my run" is "your run"
+            if _own_words(mine) != _own_words(theirs):
+                return False
+        elif norm_words(mine) != norm_words(theirs):
+            return False
+    return True
+
+
+def _own_words(s: str | None) -> list[str]:
+    swap = {"your": "my", "you": "me", "yours": "mine"}
+    return [swap.get(w, w) for w in norm_words(s)]
+
+
+def asks_for(kind: str, args: dict, asked: list[Intent]) -> bool:
+    """Whether the current message asks for this very action (see `same_action`): a message
+    remembered from last week, proposed again, or a cut of today's words, is not what was asked."""
+    return any(i.requested and same_action(kind, args, i) for i in asked)
+
+
+def asks_about_reminders(text: str, parse: Callable | None, read_as: list[Intent]) -> bool:
+    """A question about the reminders already set ("is there anything I asked you to remind me
+    about?", "what reminders do I have?", "remind me what I asked you to remind me of"): it asks
+    for a list, and makes no reminder. A request for a reminder is not one."""
+    if parse is None or any(i.requested and i.kind == "set_reminder" for i in read_as):
+        return False
+    for sent in parse(text).sents:
+        # About reminders: it names them ("my reminders"), or a reminding it asks about stands
+        # under another verb ("anything I asked you to remind me about"). "Remind me, who is
+        # coming?" asks for a fact, not for the reminders.
+        if not any(t.lemma_.lower() == "reminder" or t.lower_.startswith("reminder") or (
+                t.lemma_.lower() == "remind" and t.dep_ != "ROOT") for t in sent):
+            continue
+        words = [t for t in sent if not t.is_punct and t.lower_ not in directives.OPENERS]
+        if not words:
+            continue
+        first = words[0]
+        if sent.text.rstrip().endswith("?") or first.lower_ in directives.QUESTION_START:
+            return True
+        if first.lemma_.lower() in ("tell", "list", "show", "remind", "give", "read") and any(
+                t.lower_ in directives.WH or t.lemma_.lower() == "reminder" for t in words[1:]):
+            return True
+    return False
 
 
 _EVENTS = r"interview|exam|appointment|deadline|presentation|surgery|flight"
