@@ -12,12 +12,13 @@ import os
 import threading
 
 import companion  # noqa: F401  (no-telemetry environment first)
+import anyio
 import gradio as gr
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from companion import annotatepanel, auth, trialpanel
-from companion.markup import text as as_text
+from companion import annotatepanel, auth, gate, trialpanel
+from companion.markup import html_text as as_html_text, text as as_text
 from companion.panels import chat, signin
 from companion.panels.common import Shared, new_session, plan_outreach
 from companion.panels.held_actions import HeldActions
@@ -65,7 +66,9 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
 
     with App(title="Companion", analytics_enabled=False) as demo:
         demo.companion_settings, demo.companion_store = settings, store
-        sh = Shared(settings, store, scheduler, gr.State(new_session()), auth.SignInGuard())
+        sh = Shared(settings, store, scheduler, gr.State(new_session()), auth.SignInGuard(store, "participant"),
+                    auth.SignInGuard(store, "researcher-page"))
+        demo.companion_session = sh.session
         gr.Markdown("## Companion")
         gr.Markdown(model_note(settings.model), elem_id="model-note")
         with gr.Tab("Chat", elem_id="tab-chat"):
@@ -92,18 +95,25 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
         switched += entry.wire_account(account)
         mem.wire()
 
+        @gate.view
         def panels_for(sess: dict):
-            return (*mem.mem_view(sess), "", "", *held.act_view(sess), "")
+            return (*mem.mem_view(sess), "", "", *held.act_view(sess), "", signin.zone_of(store, sh.acting(sess)))
 
         for ev in switched:
-            ev.then(panels_for, [sh.session], mem.outs + [mem.msg, mem.text, held.pending, held.hist, held.msg],
-                    api_visibility="private")
+            ev.then(panels_for, [sh.session], mem.outs + [mem.msg, mem.text, held.pending, held.hist, held.msg,
+                                                          account.zone], api_visibility="private")
         research.wire()
+        demo.load(None, None, [door.browser_zone], js=signin.BROWSER_ZONE_JS)
+    ungated = demo.ungated()
+    if ungated:  # a handler that declares no policy would be refused at every call: say so now
+        raise RuntimeError(f"events without a session-gate policy (companion/gate.py): {', '.join(ungated)}")
     return demo
 
 
 class App(gr.Blocks):
     """The app's Blocks, launched with its security settings (by `serve` and by tests alike):
+    - every event through the one session gate (companion/gate.py) before its handler, and
+      every error message it shows made text (a toast renders HTML);
     - uploads refused (max_file_size 0): no component takes a file, and anonymous uploads to
       /gradio_api/upload would otherwise fill the disk;
     - nothing on disk served by path: no allowed paths, the data directory blocked; downloads go
@@ -115,6 +125,27 @@ class App(gr.Blocks):
 
     companion_settings: Settings
     companion_store: Store
+    companion_session: gr.State
+
+    async def call_function(self, block_fn, processed_input, iterator=None, requests=None, event_id=None,
+                            event_data=None, in_event_listener=False, state=None, oauth_token=None):
+        """Gradio calls this for every event (also by fn_index, also events gr.render made): the
+        gate runs first, on a worker thread (it reads the database)."""
+        fn = block_fn if not isinstance(block_fn, int) else self.fns[block_fn]
+        try:
+            if iterator is None:  # the first call of an event (a generator's later steps are the same event)
+                sess = state[self.companion_session._id] if state is not None else None
+                await anyio.to_thread.run_sync(gate.check, self.companion_store, gate.handler_of(fn), sess)
+            return await super().call_function(block_fn, processed_input, iterator, requests, event_id,
+                                               event_data, in_event_listener, state, oauth_token)
+        except gr.Error as e:
+            e.message = as_html_text(e.message)
+            raise
+
+    def ungated(self) -> list[str]:
+        """Events whose handler declares no gate policy (must be none)."""
+        return [f"{f.api_name} (fn {f._id})" for f in self.fns.values()
+                if f.fn is not None and gate.policy_of(gate.handler_of(f)) is None]
 
     def launch(self, *args, **kwargs):
         data_dir = str(self.companion_store.data_dir.resolve())

@@ -24,3 +24,8 @@ def text(s) -> str:
 def cell(s) -> str:
     """`text`, for a Markdown table cell (a line break would end the row)."""
     return text(s).replace("\n", " ")
+
+
+def html_text(s) -> str:
+    """`s` as literal text inside HTML (an error toast renders its message as HTML)."""
+    return "".join(_HTML.get(ch, ch) for ch in ("" if s is None else str(s)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from companion import trials
+from companion import gate, trials
 from companion.markup import text as as_text
 from companion.panels.common import Shared, r_guard
 from memory import registry
@@ -46,5 +46,5 @@ class TrialArms:
     def wire(self) -> None:
         ins = [self.part, self.gates, self.seed, self.sh.session]
         # Lambdas, as before the split: their API names are /lambda and /lambda_1.
-        self.fix.click(lambda p, g, sd, ss: self.t_set(p, g, sd, False, ss), ins, [self.msg])
-        self.rand.click(lambda p, g, sd, ss: self.t_set(p, g, sd, True, ss), ins, [self.msg])
+        self.fix.click(gate.researcher(lambda p, g, sd, ss: self.t_set(p, g, sd, False, ss)), ins, [self.msg])
+        self.rand.click(gate.researcher(lambda p, g, sd, ss: self.t_set(p, g, sd, True, ss)), ins, [self.msg])
