@@ -102,7 +102,7 @@ class HeldActions:
                                  api_visibility="private")
 
             # The same handlers by action number, for the API (scripts, tests): not shown.
-            self.act_id = gr.Number(visible=False, precision=0)
+            self.act_id = gr.Number(visible=False, precision=0, elem_id="act-id")
             self.approve_api = gr.Button(visible=False)
             self.reject_api = gr.Button(visible=False)
         with gr.Accordion("Actions and outbox", open=False, elem_id="action-history"):

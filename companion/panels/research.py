@@ -22,13 +22,14 @@ class Research:
         self.msg = gr.Markdown(elem_id="r-msg")
         with gr.Column(visible=False) as self.box:
             with gr.Row():
-                self.f_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
-                self.f_arm = gr.Dropdown(label="Arm", choices=[""], value="", allow_custom_value=True)
-                self.f_dec = gr.Dropdown(label="Decision", choices=["", "retrieved", "abstained"], value="")
+                self.f_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True,
+                                          elem_id="r-part")
+                self.f_arm = gr.Dropdown(label="Arm", choices=[""], value="", allow_custom_value=True, elem_id="r-arm")
+                self.f_dec = gr.Dropdown(label="Decision", choices=["", "retrieved", "abstained"], value="", elem_id="r-dec")
                 self.refresh = gr.Button("Refresh")
             self.table = gr.Dataframe(headers=researcher.COLUMNS, interactive=False, elem_id="r-table")
             with gr.Row():
-                self.trace_id = gr.Number(label="Trace id", precision=0)
+                self.trace_id = gr.Number(label="Trace id", precision=0, elem_id="r-trace")
                 self.show = gr.Button("Show turn")
                 self.export = gr.Button("Export JSONL")
             self.detail = gr.Markdown(elem_id="r-detail")

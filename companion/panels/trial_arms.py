@@ -21,13 +21,14 @@ class TrialArms:
         self.sh = sh
         gr.Markdown("#### Trial arms")
         with gr.Row():
-            self.part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
-            self.gates = gr.Dropdown(label="Gate(s)", multiselect=True, choices=live_gates())
-            self.seed = gr.Number(label="Seed (randomize)", value=1, precision=0)
+            self.part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True,
+                                    elem_id="arm-part")
+            self.gates = gr.Dropdown(label="Gate(s)", multiselect=True, choices=live_gates(), elem_id="arm-gates")
+            self.seed = gr.Number(label="Seed (randomize)", value=1, precision=0, elem_id="arm-seed")
         with gr.Row():
             self.fix = gr.Button("Fix the first gate")
             self.rand = gr.Button("Randomize per turn")
-        self.msg = gr.Markdown()
+        self.msg = gr.Markdown(elem_id="arm-msg")
 
     def t_set(self, part, gates, seed, randomized: bool, sess: dict):
         settings, store = self.sh.settings, self.sh.store
