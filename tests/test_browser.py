@@ -39,7 +39,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
                  "--disable-sync", "--disable-quic"]
 BROWSER_ZONE = "Asia/Tokyo"
 STARTUP_TIMEOUT = 90.0  # seconds until GET / answers 200 (gradio + litellm imports are slow)
-REPLY_TIMEOUT_MS = 45_000  # the first turn in a fresh server also pays for the litellm import
+REPLY_TIMEOUT_MS = 180_000  # the first turn in a fresh server pays the lazy loads: 46 s measured at load 16
+# on 2 cores (embedder 12 s, preference classifier 10 s, litellm 25 s; issue 26 item 5); a wait, not a timing
 # The memory line's title for a turn whose gate decided (whichever gate is configured), e.g.
 # "Memory: looked back, nothing applied (score 1.00 ≥ threshold 0.00)" (gate `always`) or
 # "Memory: abstained (score 0.00 < threshold 0.35)". No "· error" suffix, no "not consulted".
@@ -378,11 +379,12 @@ def test_text_shown_as_text_no_trash_or_share_download_and_withdrawal(request, t
         # fetches, links or runs anything, and the characters shown as typed
         from tests.hostile import variants
 
-        hostile = [v for v in variants(120, seed=2) if "planted" not in v][:60]
+        hostile = variants(420, seed=2)[::7]  # every family: HTML, Markdown links and images, structure
         msg_box.fill("\n".join(hostile))
         page.locator("#send").click()
         user = chat.locator("[data-testid=user]").nth(1)
-        expect(user).to_contain_text("![](http://127.0.0.1:9/pixel.png)", timeout=REPLY_TIMEOUT_MS)
+        expect(user).to_contain_text(next(v for v in hostile if v.strip() == v and "\n" not in v),
+                                     timeout=REPLY_TIMEOUT_MS)
         expect(chat.locator("[data-testid=bot]").filter(has_text="You said:").nth(1)).to_be_visible(
             timeout=REPLY_TIMEOUT_MS)
         bad = "img, iframe, script, object, embed, video, audio, svg, math, link, style, a[href], input, details"
