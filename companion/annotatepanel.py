@@ -11,6 +11,8 @@ may not (the embedded demo model, echo), drafting is not offered. A draft counts
 
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
 from companion import gate
@@ -42,10 +44,15 @@ def _rows(rows: list[dict]) -> list[list]:
     return [[r["dayid"], r["sender"], r["text"]] for r in rows]
 
 
+def _dayid(d) -> str:
+    """A dayid as code; anything else a release calls a dayid, as text."""
+    return f"`{d}`" if isinstance(d, str) and re.fullmatch(r"day\d+-\d+", d) else T(d)
+
+
 def probe_view(folder: str, key: str, annotator: str, query: str = "") -> tuple[str, list[list], list[str], str]:
     """(probe and window as Markdown, history rows, dayids to pick from, stages so far as Markdown)."""
     p = A.probe(folder, key)
-    win = "\n".join(f"- **{T(r['dayid'])}** **{T(r['sender'])}**: {T(r['text'])}"
+    win = "\n".join(f"- {_dayid(r['dayid'])} **{T(r['sender'])}**: {T(r['text'])}"
                     for r in A.window(folder, p)) or "- (empty)"
     head = (f"**{T(p.key)}** ({T(p.row.get('stratum'))}, {T(p.row.get('annotation'))}): {T(p.text)}\n\n"
             f"Recent window:\n{win}")
