@@ -77,16 +77,23 @@ def rate(store: Store, participant: str | None, chat: list[dict], index, liked, 
     rating, tag = rating_of(liked)
     standing = feedback.standing(store, participant, dayid)
     value = (feedback.RATINGS[rating], tag)
-    if (standing is None and rating == "none") or (standing is not None and (standing.rating, standing.tag) == value):
-        return f"Already noted for reply {dayid}: nothing changed."
+    if standing is None and rating == "none":
+        return f"Reply {dayid} has no rating to remove."
+    if standing is not None and (standing.rating, standing.tag) == value:  # a second click (or a repeated event)
+        return f"Already noted: {_said(standing)} for reply {dayid}."
     wait = limits.take(store, f"rating:{uid or participant}", RATING_LIMITS)
     if wait > 0:
         raise StoreError(f"too many ratings in a short time; try again in {wait:.0f} s")
     f, _ = feedback.change(store, participant, dayid, rating, tag=tag, via="app")
     if rating == "none":
         return f"Your rating of {dayid} was removed."
-    what = {"up": "👍", "down": "👎"}[rating] + (f" ({f.public()['tag_label']})" if f.tag else "")
-    return f"Thank you: {what} noted for reply {dayid}."
+    return f"Thank you: {_said(f)} noted for reply {dayid}."
+
+
+def _said(f: feedback.Feedback) -> str:
+    if f.rating == 0:
+        return "no rating"
+    return {1: "👍", -1: "👎"}[f.rating] + (f" ({f.public()['tag_label']})" if f.tag else "")
 
 
 def feedback_hook(chatbot: gr.Chatbot, session: gr.State, store: Store) -> gr.Markdown:
