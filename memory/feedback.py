@@ -112,14 +112,16 @@ def change(store: Store, participant: str, dayid: str, rating: str | int, tag: s
                 last = _standing(conn, participant, dayid)
                 if (last is None and rating == 0) or (last is not None and (last.rating, last.tag) == (rating, tag)):
                     return last, False
-                cur = conn.execute(
+                conn.execute(
                     "INSERT INTO feedback (participant, dayid, rating, tag, trace_id, arm, gate, after_ordinal, via,"
                     " created_at, replaces) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (participant, dayid, rating, tag, trace.id if trace else None,
                      trace.arm.get("name") if trace else None, trace.gate.get("name") if trace else None,
                      bound - 1, via, datetime.now(timezone.utc).isoformat(), last.id if last else 0),
                 )
-                row = conn.execute("SELECT * FROM feedback WHERE id=?", (cur.lastrowid,)).fetchone()
+                # (participant, dayid, replaces) is unique: the row just stored, on any database
+                row = conn.execute("SELECT * FROM feedback WHERE participant=? AND dayid=? AND replaces=?",
+                                   (participant, dayid, last.id if last else 0)).fetchone()
             return Feedback(**dict(row)), True
         except Exception:
             # another click on the same reply was stored between our read and our insert (the
