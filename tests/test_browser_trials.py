@@ -54,7 +54,7 @@ def test_thumbs_with_a_tag_and_the_trial_results_panel(serve_app, home):
             box.fill("my dog is called Rex")
             page.locator("#send").click()
             bot = page.locator("#chat [data-testid=bot]").filter(has_text="You said: my dog is called Rex")
-            expect(bot.first).to_be_visible()
+            expect(bot.first).to_be_visible(timeout=180_000)  # a loaded machine's first turn (see test_browser)
             bot.first.hover()
             page.locator("#chat").get_by_label("Dislike").first.click()
             expect(page.locator("#feedback-msg")).to_contain_text("👎 noted for reply day1-2")
