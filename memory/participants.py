@@ -47,12 +47,22 @@ def _skeleton(participant: str) -> str:
 
 def reserved(participant: str) -> bool:
     """A name that reads as the researcher, the companion or the system, in any case, with
-    separators, or with digits for letters."""
+    separators, with digits for letters, or as one part of a name ("admin_lab", "the.root",
+    "system1"; "researcher" anywhere). Other names that only begin like one stay free ("Rootha")."""
     s = _skeleton(participant)
     if not s:
         return False
     marks = {_skeleton(r) for r in RESERVED}
-    return s in marks or _skeleton("researcher") in s
+    if s in marks or _skeleton("researcher") in s:
+        return True
+    parts = [p for p in re.split(r"[\s_.\-]+", participant) if p]
+    for i in range(len(parts)):  # every run of parts, as written and without some trailing digits
+        for j in range(i + 1, len(parts) + 1):
+            run = "".join(parts[i:j])
+            digits = len(run) - len(run.rstrip("0123456789"))
+            if {_skeleton(run[:len(run) - k]) for k in range(digits + 1)} & marks:
+                return True
+    return False
 
 
 def create(store: Store, participant: str, tz: str | None = None, pass_hash: str | None = None, conn=None) -> str:
