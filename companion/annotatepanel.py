@@ -3,14 +3,20 @@
 Built inside the researcher page (`build(session, settings)` from app.py); every handler checks the
 session's researcher sign-in first, as the rest of that page does. The annotator opens a release
 folder, picks a pending probe, reads its recent window and searches its history, then sets stages
-A-E in order, each with a note. A configured capable model may draft a stage (the embedded demo
-model is refused); a draft counts only after "Confirm draft".
+A-E in order, each with a note. A configured capable model may draft a stage; with a model that
+may not (the embedded demo model, echo), drafting is not offered. A draft counts only after
+"Confirm draft". Every text from the release or typed by an annotator is shown as text
+(companion.markup): a release is participants' words.
 """
 
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
+from companion import gate
+from companion.markup import text as T
 from companion.settings import Settings
 from consent import annotate as A
 from consent.formats import STAGES
@@ -22,18 +28,34 @@ ON_SCREEN = ["no", "partial", "clear"]
 
 def _guard(sess: dict) -> None:
     if not sess.get("researcher"):
-        raise gr.Error("The researcher page needs its password.")
+        raise gr.Error(gate.RESEARCHER_REFUSAL)
+
+
+def may_draft(model: str) -> str | None:
+    """None when `model` may draft, else why not (consent.annotate's rule)."""
+    try:
+        A.refuse_model(model)
+    except A.AnnotationError as e:
+        return str(e)
+    return None
 
 
 def _rows(rows: list[dict]) -> list[list]:
     return [[r["dayid"], r["sender"], r["text"]] for r in rows]
 
 
+def _dayid(d) -> str:
+    """A dayid as code; anything else a release calls a dayid, as text."""
+    return f"`{d}`" if isinstance(d, str) and re.fullmatch(r"day\d+-\d+", d) else T(d)
+
+
 def probe_view(folder: str, key: str, annotator: str, query: str = "") -> tuple[str, list[list], list[str], str]:
     """(probe and window as Markdown, history rows, dayids to pick from, stages so far as Markdown)."""
     p = A.probe(folder, key)
-    win = "\n".join(f"- `{r['dayid']}` **{r['sender']}**: {r['text']}" for r in A.window(folder, p)) or "- (empty)"
-    head = f"**{p.key}** ({p.row.get('stratum')}, {p.row.get('annotation')}): {p.text}\n\nRecent window:\n{win}"
+    win = "\n".join(f"- {_dayid(r['dayid'])} **{T(r['sender'])}**: {T(r['text'])}"
+                    for r in A.window(folder, p)) or "- (empty)"
+    head = (f"**{T(p.key)}** ({T(p.row.get('stratum'))}, {T(p.row.get('annotation'))}): {T(p.text)}\n\n"
+            f"Recent window:\n{win}")
     hist = A.history(folder, p, query)
     picks = [r["dayid"] for r in A.history(folder, p)] + [c for c in p.claims]
     return head, _rows(hist), picks, stages_view(folder, key, annotator)
@@ -47,11 +69,11 @@ def stages_view(folder: str, key: str, annotator: str) -> str:
     for s, name in STAGES.items():
         r = st.get(s)
         if r is None:
-            lines.append(f"- {s} ({name}): not set")
+            lines.append(f"- {s} ({T(name)}): not set")
             continue
         who = f"confirmed by {r['by']}" if r.get("confirmed") else f"DRAFT by {r.get('drafted_by')}, not confirmed"
         fields = {k: v for k, v in r.items() if k in A.MODELS[s].model_fields and k != "note"}
-        lines.append(f"- {s} ({name}), {who}: {fields}; note: {r['note']}")
+        lines.append(f"- {s} ({T(name)}), {T(who)}: {T(fields)}; note: {T(r['note'])}")
     return "\n".join(lines)
 
 
@@ -95,23 +117,29 @@ def build(session: gr.State, settings: Settings) -> None:
             e_note = gr.Textbox(label="note E", elem_id="an-e-note")
             e_save = gr.Button("Save E", elem_id="an-e-save", size="sm")
         with gr.Row():
-            d_stage = gr.Radio(list(STAGES), label="Stage", value="A", elem_id="an-draft-stage")
-            draft = gr.Button(f"Draft with {settings.model}", elem_id="an-draft")
-            confirm = gr.Button("Confirm draft", elem_id="an-confirm")
+            why_not = may_draft(settings.model)  # drafting is offered only with a model that may draft
+            d_stage = gr.Radio(list(STAGES), label="Stage", value="A", elem_id="an-draft-stage",
+                               visible=why_not is None)
+            draft = gr.Button(f"Draft with {settings.model}", elem_id="an-draft", visible=why_not is None)
+            confirm = gr.Button("Confirm draft", elem_id="an-confirm", visible=why_not is None)
+        if why_not:
+            gr.Markdown(f"Drafting is off: {T(why_not)}.", elem_id="an-draft-off")
         with gr.Row():
             finalize = gr.Button("Finalize my annotations into the release", elem_id="an-finalize")
             other = gr.Textbox(label="Agreement with annotator", elem_id="an-other")
             agree = gr.Button("Agreement", elem_id="an-agree")
         msg = gr.Markdown(elem_id="an-msg")
 
+    @gate.researcher
     def on_load(f, w, sess):
         _guard(sess)
         try:
             keys = [p.key for p in A.probes(f)]
         except (A.AnnotationError, OSError) as e:
-            return gr.update(choices=[], value=None), f"Refused: {e}"
-        return gr.update(choices=keys, value=keys[0] if keys else None), f"{len(keys)} probes pending in {f}."
+            return gr.update(choices=[], value=None), f"Refused: {T(e)}"
+        return gr.update(choices=keys, value=keys[0] if keys else None), f"{len(keys)} probes pending in {T(f)}."
 
+    @gate.researcher
     def on_pick(f, k, w, q, sess):
         _guard(sess)
         if not k:
@@ -119,9 +147,10 @@ def build(session: gr.State, settings: Settings) -> None:
         try:
             h, rows, picks, st = probe_view(f, k, w, q)
         except A.AnnotationError as e:
-            return f"Refused: {e}", [], *(gr.update(choices=[]),) * 3, ""
+            return f"Refused: {T(e)}", [], *(gr.update(choices=[]),) * 3, ""
         return h, rows, *(gr.update(choices=picks, value=[]),) * 3, st
 
+    @gate.researcher
     def on_search(f, k, q, sess):
         _guard(sess)  # only the table changes: refs already picked stay picked
         try:
@@ -130,14 +159,15 @@ def build(session: gr.State, settings: Settings) -> None:
             return []
 
     def saver(stage, build_data):
+        @gate.researcher
         def save(f, k, w, *values):
             sess = values[-1]
             _guard(sess)
             try:
                 A.set_stage(f, k, stage, build_data(*values[:-1]), w)
             except A.AnnotationError as e:
-                return f"Refused: {e}", stages_view(f, k, w) if (f and k) else ""
-            return f"Stage {stage} saved and confirmed by {w}.", stages_view(f, k, w)
+                return f"Refused: {T(e)}", stages_view(f, k, w) if (f and k) else ""
+            return f"Stage {stage} saved and confirmed by {T(w)}.", stages_view(f, k, w)
         return save
 
     def _list(v):
@@ -157,6 +187,7 @@ def build(session: gr.State, settings: Settings) -> None:
     e_save.click(saver("E", lambda s, note: {"scoreable": bool(s), "note": note or ""}),
                  common + [e_score, e_note, session], [msg, stages], api_name="an_save_E")
 
+    @gate.researcher
     def on_draft(f, k, w, stage, sess):
         _guard(sess)
         from companion import gateway
@@ -167,36 +198,39 @@ def build(session: gr.State, settings: Settings) -> None:
         try:
             A.draft(f, k, stage, w, settings.model, complete)
         except (A.AnnotationError, gateway.ModelError) as e:
-            return f"Refused: {e}", stages_view(f, k, w)
-        return f"Stage {stage} drafted by {settings.model}: check it, then Confirm draft.", stages_view(f, k, w)
+            return f"Refused: {T(e)}", stages_view(f, k, w)
+        return f"Stage {T(stage)} drafted by {T(settings.model)}: check it, then Confirm draft.", stages_view(f, k, w)
 
+    @gate.researcher
     def on_confirm(f, k, w, stage, sess):
         _guard(sess)
         try:
             A.confirm(f, k, stage, w)
         except A.AnnotationError as e:
-            return f"Refused: {e}", stages_view(f, k, w)
-        return f"Stage {stage} confirmed by {w}.", stages_view(f, k, w)
+            return f"Refused: {T(e)}", stages_view(f, k, w)
+        return f"Stage {T(stage)} confirmed by {T(w)}.", stages_view(f, k, w)
 
+    @gate.researcher
     def on_finalize(f, w, sess):
         _guard(sess)
         try:
             r = A.finalize(f, w)
         except A.AnnotationError as e:
-            return f"Refused: {e}"
+            return f"Refused: {T(e)}"
         return (f"{len(r['finalized'])} probes finalized ({r['scoreable']} scoreable), {len(r['unfinished'])} "
                 "unfinished; the release passes `release check`.")
 
+    @gate.researcher
     def on_agree(f, w, o, sess):
         _guard(sess)
         try:
             r = A.agreement(f, w, o)
         except A.AnnotationError as e:
-            return f"Refused: {e}"
-        out = [f"Agreement {w} vs {o}:"]
+            return f"Refused: {T(e)}"
+        out = [f"Agreement {T(w)} vs {T(o)}:"]
         for name in ("locus", "tier", "demand"):
             x = r[name]
-            k = f"{x['kappa']:.3f}" if x["kappa"] is not None else f"not computed ({x['reason']})"
+            k = f"{x['kappa']:.3f}" if x["kappa"] is not None else f"not computed ({T(x['reason'])})"
             out.append(f"- {name}: kappa {k}, n = {x['n']}")
         return "\n".join(out)
 

@@ -11,12 +11,13 @@ import logging
 import os
 
 import companion  # noqa: F401  (no-telemetry environment first)
+import anyio
 import gradio as gr
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from companion import annotatepanel, auth, trialpanel
-from companion.markup import text as as_text
+from companion import annotatepanel, auth, gate, trialpanel
+from companion.markup import html_text as as_html_text, text as as_text
 from companion.panels import chat, signin
 from companion.panels.common import Shared, new_session, plan_outreach
 from companion.panels.held_actions import HeldActions
@@ -63,7 +64,9 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
 
     with App(title="Companion", analytics_enabled=False) as demo:
         demo.companion_settings, demo.companion_store = settings, store
-        sh = Shared(settings, store, scheduler, gr.State(new_session()), auth.SignInGuard())
+        sh = Shared(settings, store, scheduler, gr.State(new_session()), auth.SignInGuard(store, "participant"),
+                    auth.SignInGuard(store, "researcher-page"))
+        demo.companion_session = sh.session
         gr.Markdown("## Companion")
         gr.Markdown(model_note(settings.model), elem_id="model-note")
         with gr.Tab("Chat", elem_id="tab-chat"):
@@ -90,18 +93,25 @@ def build(settings: Settings, store: Store | None = None, scheduler=None) -> gr.
         switched += entry.wire_account(account)
         mem.wire()
 
+        @gate.view
         def panels_for(sess: dict):
-            return (*mem.mem_view(sess), "", "", *held.act_view(sess), "")
+            return (*mem.mem_view(sess), "", "", *held.act_view(sess), "", signin.zone_of(store, sh.acting(sess)))
 
         for ev in switched:
-            ev.then(panels_for, [sh.session], mem.outs + [mem.msg, mem.text, held.pending, held.hist, held.msg],
-                    api_visibility="private")
+            ev.then(panels_for, [sh.session], mem.outs + [mem.msg, mem.text, held.pending, held.hist, held.msg,
+                                                          account.zone], api_visibility="private")
         research.wire()
+        demo.load(None, None, [door.browser_zone], js=signin.BROWSER_ZONE_JS)
+    ungated = demo.ungated()
+    if ungated:  # a handler that declares no policy would be refused at every call: say so now
+        raise RuntimeError(f"events without a session-gate policy (companion/gate.py): {', '.join(ungated)}")
     return demo
 
 
 class App(gr.Blocks):
     """The app's Blocks, launched with its security settings (by `serve` and by tests alike):
+    - every event through the one session gate (companion/gate.py) before its handler, and
+      every error message it shows made text (a toast renders HTML);
     - uploads refused (max_file_size 0): no component takes a file, and anonymous uploads to
       /gradio_api/upload would otherwise fill the disk;
     - nothing on disk served by path: no allowed paths, the data directory blocked; downloads go
@@ -113,8 +123,30 @@ class App(gr.Blocks):
 
     companion_settings: Settings
     companion_store: Store
+    companion_session: gr.State
+
+    async def call_function(self, block_fn, processed_input, iterator=None, requests=None, event_id=None,
+                            event_data=None, in_event_listener=False, state=None, oauth_token=None):
+        """Gradio calls this for every event (also by fn_index, also events gr.render made): the
+        gate runs first, on a worker thread (it reads the database)."""
+        fn = block_fn if not isinstance(block_fn, int) else self.fns[block_fn]
+        try:
+            if iterator is None:  # the first call of an event (a generator's later steps are the same event)
+                sess = state[self.companion_session._id] if state is not None else None
+                await anyio.to_thread.run_sync(gate.check, self.companion_store, gate.handler_of(fn), sess)
+            return await super().call_function(block_fn, processed_input, iterator, requests, event_id,
+                                               event_data, in_event_listener, state, oauth_token)
+        except gr.Error as e:
+            e.message = as_html_text(e.message)
+            raise
+
+    def ungated(self) -> list[str]:
+        """Events whose handler declares no gate policy (must be none)."""
+        return [f"{f.api_name} (fn {f._id})" for f in self.fns.values()
+                if f.fn is not None and gate.policy_of(gate.handler_of(f)) is None]
 
     def launch(self, *args, **kwargs):
+        _patient_self_check()
         data_dir = str(self.companion_store.data_dir.resolve())
         kwargs["max_file_size"] = 0
         if os.environ.pop("GRADIO_ALLOWED_PATHS", None):
@@ -139,6 +171,34 @@ class App(gr.Blocks):
         kind = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
         return Response(data, media_type=kind, headers={
             "Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+
+
+def _patient_self_check() -> None:
+    """Gradio's launch asks its own server for the page once it starts (`networking.url_ok`) and,
+    if one HEAD request takes over 3 s, refuses to start ("When localhost is not accessible ...").
+    On a loaded machine the first page can take longer, so the check waits for the server that is
+    starting: up to 120 s, each try given 30 s. It still fails on a server that never answers."""
+    import time
+
+    import httpx
+    from gradio import networking
+
+    if getattr(networking.url_ok, "patient", False):
+        return
+
+    def url_ok(url: str) -> bool:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.head(url, timeout=30, verify=False).status_code in (200, 401, 301, 302, 303, 307, 308):
+                    return True
+            except (httpx.ConnectError, httpx.TimeoutException):
+                pass
+            time.sleep(0.5)
+        return False
+
+    url_ok.patient = True
+    networking.url_ok = url_ok
 
 
 def schedule_jobs(settings: Settings, store: Store):

@@ -1,4 +1,5 @@
-"""Passphrases: scrypt (memory-hard), compared in constant time; failed sign-ins rate-limited."""
+"""Passphrases: scrypt (memory-hard), compared in constant time; failed sign-ins rate-limited
+(in the database, memory.limits)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import base64
 import hashlib
 import hmac
 import os
-import threading
-import time
+
+from memory import limits
 
 N, R, P = 2**14, 8, 1
 MAX_FAILURES = 5  # per name within WINDOW seconds
@@ -37,44 +38,48 @@ def verify(passphrase: str, stored: str | None) -> bool:
 
 
 class RateLimiter:
-    def __init__(self, max_failures: int = MAX_FAILURES, window: float = WINDOW):
-        self.max_failures, self.window = max_failures, window
-        self._fails: dict[str, list[float]] = {}
-        self._lock = threading.Lock()
+    """At most `max_failures` failures of a key within `window` seconds, counted in the database
+    (memory.limits), so every process serving the data, and every CLI command, sees the same
+    count. `prefix` keeps kinds of key apart: a participant called "researcher" (a reserved name
+    now, but there may be old accounts) never shares a count with the researcher page."""
+
+    def __init__(self, store, prefix: str, max_failures: int = MAX_FAILURES, window: float = WINDOW):
+        self.store, self.prefix = store, prefix
+        self.limit = limits.Limit(max_failures, window)
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}:{name}"
 
     def blocked_for(self, name: str) -> float:
         """Seconds until `name` may try again (0 when allowed)."""
-        now = time.monotonic()
-        with self._lock:
-            recent = [t for t in self._fails.get(name, []) if now - t < self.window]
-            self._fails[name] = recent
-            if len(recent) < self.max_failures:
-                return 0.0
-            return self.window - (now - recent[0])
+        return limits.wait(self.store, self._key(name), self.limit)
 
     def failed(self, name: str) -> None:
-        with self._lock:
-            self._fails.setdefault(name, []).append(time.monotonic())
+        limits.record(self.store, self._key(name), self.limit.window)
 
     def succeeded(self, name: str) -> None:
-        with self._lock:
-            self._fails.pop(name, None)
+        limits.clear(self.store, self._key(name))
 
 
 class SignInGuard:
-    """The app's sign-in limit, per name *and* client address, with a wider cap per name.
+    """A sign-in limit, per name *and* client address, with a wider cap per name.
 
     Five wrong passphrases for a name from one address block that address for a minute; the
     participant signing in from their own device is not locked out by someone guessing from
     another. Guessing spread over many addresses meets the per-name cap (30 in 10 minutes),
     which then blocks the name everywhere until the window passes: a slow lock-out is the
-    price of stopping a distributed guess. Kept in memory: a restart forgets it (scrypt's cost,
-    ~50 ms a try, still bounds the rate).
+    price of stopping a distributed guess. Kept in the database (shared by every app process,
+    kept across restarts). `kind` separates the guards: participant sign-ins ("participant")
+    and the researcher page ("researcher-page") never count against each other.
+
+    Every local client is 127.0.0.1: without a proxy that says who the client is
+    (COMPANION_TRUSTED_PROXIES, docs/SECURITY.md), "per address" means "per machine".
     """
 
-    def __init__(self, per_address: RateLimiter | None = None, per_name: RateLimiter | None = None):
-        self.per_address = per_address or RateLimiter()
-        self.per_name = per_name or RateLimiter(max_failures=30, window=600.0)
+    def __init__(self, store, kind: str, per_address: tuple[int, float] = (MAX_FAILURES, WINDOW),
+                 per_name: tuple[int, float] = (30, 600.0)):
+        self.per_address = RateLimiter(store, f"{kind}@", *per_address)
+        self.per_name = RateLimiter(store, kind, *per_name)
 
     def blocked_for(self, name: str, address: str) -> float:
         return max(self.per_address.blocked_for(f"{name}@{address}"), self.per_name.blocked_for(name))
@@ -85,56 +90,6 @@ class SignInGuard:
 
     def succeeded(self, name: str, address: str) -> None:
         self.per_address.succeeded(f"{name}@{address}")
-
-
-class FileRateLimiter(RateLimiter):
-    """The same limit, with failures kept in a small JSON file under an exclusive flock.
-
-    Each CLI command is its own process, so an in-memory count would reset on every attempt;
-    this file is shared by every process on the data directory. It lives next to the database,
-    not in it: a failed check must not need the write lock that a long turn may hold, and it
-    holds no personal data (names and times of failed checks, pruned to the window).
-    """
-
-    def __init__(self, path, max_failures: int = MAX_FAILURES, window: float = WINDOW):
-        super().__init__(max_failures, window)
-        self.path = os.fspath(path)
-
-    def _update(self, change) -> dict:
-        import fcntl
-        import json
-
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "r+", encoding="utf-8") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                fails = json.loads(f.read() or "{}")
-                if not isinstance(fails, dict):
-                    fails = {}
-            except ValueError:  # a torn or hand-edited file: start over rather than lock everyone out
-                fails = {}
-            now = time.time()
-            fails = {n: [t for t in ts if now - t < self.window] for n, ts in fails.items()
-                     if isinstance(ts, list)}
-            fails = {n: ts for n, ts in fails.items() if ts}
-            change(fails, now)
-            f.seek(0)
-            f.truncate()
-            f.write(json.dumps(fails))
-            f.flush()
-        return fails
-
-    def blocked_for(self, name: str) -> float:
-        recent = self._update(lambda fails, now: None).get(name, [])
-        if len(recent) < self.max_failures:
-            return 0.0
-        return max(0.0, self.window - (time.time() - min(recent)))
-
-    def failed(self, name: str) -> None:
-        self._update(lambda fails, now: fails.setdefault(name, []).append(now))
-
-    def succeeded(self, name: str) -> None:
-        self._update(lambda fails, now: fails.pop(name, None))
 
 
 # --- the researcher credential of a data directory (used by the CLI) ---------------------------

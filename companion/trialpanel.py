@@ -7,17 +7,22 @@ text, not by a key of ours. The chat shows a suffix of the participant's log (pl
 lines, which are thoughts with a title, and fallback texts of failed turns, which were never
 stored), so a reply is found by its text among the stored companion messages, the n-th
 equal text from the end of the chat being the n-th equal one from the end of the log.
+
+One click, one row: the same rating again stores nothing, and an account may change ratings at
+most RATING_LIMITS times (counted in the database, shared by every app process).
 """
 
 from __future__ import annotations
 
-import tempfile
+import base64
 from pathlib import Path
 
 import gradio as gr
 
-from companion import trialreport
-from memory import feedback, messages, participants
+from companion import gate, trialreport
+from companion.markup import text as as_text
+from consent import downloads
+from memory import feedback, limits, messages, participants
 from memory.store import Store, StoreError
 
 LIKE, DISLIKE = "Like", "Dislike"  # Gradio draws these two as thumbs; the tags go under its flag icon
@@ -59,30 +64,48 @@ def rating_of(liked) -> tuple[str, str | None]:
     return "down", feedback.tag_for_label(str(liked))  # every tag is a complaint
 
 
-def rate(store: Store, participant: str | None, chat: list[dict], index, liked) -> str:
-    """Store one rating from the chat; returns what the participant is told."""
+RATING_LIMITS = [limits.Limit(30, 60.0), limits.Limit(300, 3600.0)]  # changes of ratings per account
+
+
+def rate(store: Store, participant: str | None, chat: list[dict], index, liked, uid: str | None = None) -> str:
+    """Store one rating from the chat if it changes what stands; returns what the participant is told."""
     if not participant:
         raise StoreError("sign in first")
     if isinstance(index, (list, tuple)):
         index = index[0]
     dayid = reply_dayid(store, participant, chat, int(index))
     rating, tag = rating_of(liked)
-    f = feedback.record(store, participant, dayid, rating, tag=tag, via="app")
+    standing = feedback.standing(store, participant, dayid)
+    value = (feedback.RATINGS[rating], tag)
+    if standing is None and rating == "none":
+        return f"Reply {dayid} has no rating to remove."
+    if standing is not None and (standing.rating, standing.tag) == value:  # a second click (or a repeated event)
+        return f"Already noted: {_said(standing)} for reply {dayid}."
+    wait = limits.take(store, f"rating:{uid or participant}", RATING_LIMITS)
+    if wait > 0:
+        raise StoreError(f"too many ratings in a short time; try again in {wait:.0f} s")
+    f, _ = feedback.change(store, participant, dayid, rating, tag=tag, via="app")
     if rating == "none":
         return f"Your rating of {dayid} was removed."
-    what = {"up": "👍", "down": "👎"}[rating] + (f" ({f.public()['tag_label']})" if f.tag else "")
-    return f"Thank you: {what} noted for reply {dayid}."
+    return f"Thank you: {_said(f)} noted for reply {dayid}."
+
+
+def _said(f: feedback.Feedback) -> str:
+    if f.rating == 0:
+        return "no rating"
+    return {1: "👍", -1: "👎"}[f.rating] + (f" ({f.public()['tag_label']})" if f.tag else "")
 
 
 def feedback_hook(chatbot: gr.Chatbot, session: gr.State, store: Store) -> gr.Markdown:
     """Under the chat: stores every thumb or tag given on a companion message."""
     note = gr.Markdown(elem_id="feedback-msg")
 
+    @gate.participant
     def on_like(chat, sess: dict, evt: gr.LikeData):
         try:
-            return rate(store, sess.get("participant"), list(chat or []), evt.index, evt.liked)
+            return rate(store, sess["participant"], list(chat or []), evt.index, evt.liked, uid=sess["uid"])
         except StoreError as e:
-            return f"Not rated: {e}."
+            return f"Not rated: {as_text(e)}."
 
     chatbot.like(on_like, [chatbot, session], [note], api_visibility="private")
     return note
@@ -90,16 +113,34 @@ def feedback_hook(chatbot: gr.Chatbot, session: gr.State, store: Store) -> gr.Ma
 
 def _allowed(sess: dict) -> None:
     if not sess.get("researcher"):
-        raise gr.Error("The researcher page needs its password.")
+        raise gr.Error(gate.RESEARCHER_REFUSAL)
 
 
 def results(store: Store, who: list[str] | None, since: str | None, bootstrap: int = trialreport.BOOTSTRAP,
             out: Path | None = None) -> tuple[str, list[str], str]:
-    """report.md's text, the plot paths and report.json's path (written to `out` or a temporary folder)."""
+    """report.md's text, the plot paths and report.json's path, written to `out` (a folder the
+    caller chose; the panel uses `shown`, which keeps nothing outside the data directory)."""
     doc = trialreport.report(store, who or None, since or None, bootstrap=bootstrap)
-    out = Path(out or tempfile.mkdtemp(prefix="trial-report-"))
-    doc = trialreport.write(doc, out)
-    return trialreport.markdown(doc), [str(out / p) for p in doc["plots"]], str(out / "report.json")
+    doc = trialreport.write(doc, Path(out))
+    return trialreport.markdown(doc), [str(Path(out) / p) for p in doc["plots"]], str(Path(out) / "report.json")
+
+
+def shown(store: Store, who: list[str] | None, since: str | None,
+          bootstrap: int = trialreport.BOOTSTRAP) -> tuple[str, str, str]:
+    """What the panel shows: (report as Markdown, the plots as inline images, the one-time link to
+    report.json). Written in a private folder under the data directory and removed before this
+    returns: nothing goes to /tmp or Gradio's cache, and the link (consent.downloads) works once
+    and dies with any participant's withdrawal."""
+    with downloads.scratch(store.data_dir) as work:
+        md, pngs, js = results(store, who, since, bootstrap, out=work)
+        imgs = "".join(f'<img alt="{Path(p).name}" style="max-width:48%;margin:4px" '
+                       f'src="data:image/png;base64,{base64.b64encode(Path(p).read_bytes()).decode()}">'
+                       for p in pngs)
+        token = downloads.stage(store.data_dir, downloads.RESEARCHER, "report.json",
+                                Path(js).read_text(encoding="utf-8"))
+    link = (f"[Download report.json](download/{token}): the link works once, for "
+            f"{downloads.TTL_SECONDS / 60:.0f} minutes.")
+    return md, imgs, link
 
 
 def results_panel(session: gr.State, store: Store) -> None:
@@ -112,20 +153,19 @@ def results_panel(session: gr.State, store: Store) -> None:
             since = gr.Textbox(label="Since (ISO date, optional)", elem_id="tr-since")
             go = gr.Button("Compute", elem_id="tr-go")
         body = gr.Markdown(elem_id="tr-report")
-        plots = gr.Gallery(label="Plots", columns=2, height=320, elem_id="tr-plots")
-        file = gr.File(label="report.json", interactive=False, elem_id="tr-json")
+        plots = gr.HTML(elem_id="tr-plots", js_on_load=None)
+        file = gr.Markdown(elem_id="tr-json")
 
+    @gate.researcher
     def compute(people, since_text, sess: dict):
         _allowed(sess)
         try:
-            md, pngs, js = results(store, list(people or []), since_text)
+            return shown(store, list(people or []), since_text)
         except ValueError as e:
-            return f"Refused: {e}", [], None
-        return md, pngs, js
+            return f"Refused: {as_text(e)}", "", ""
 
+    @gate.researcher
     def choices(sess: dict):
-        if not sess.get("researcher"):
-            return gr.update()
         return gr.update(choices=participants.names(store))
 
     go.click(compute, [who, since, session], [body, plots, file], api_name="trial_results")

@@ -10,12 +10,14 @@ researcher export (an export of traces may hold the participant's turns).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import shutil
 import time
 from pathlib import Path
+from typing import Iterator
 
 DIR = "downloads"
 TTL_SECONDS = 600.0
@@ -90,3 +92,17 @@ def take(data_dir, token: str) -> tuple[str, bytes] | None:
 def erase(data_dir, participant: str) -> int:
     """Erasure: the participant's staged downloads and every staged researcher export."""
     return _remove(_owner_dir(data_dir, participant)) + _remove(_owner_dir(data_dir, RESEARCHER))
+
+
+@contextlib.contextmanager
+def scratch(data_dir) -> Iterator[Path]:
+    """A private working folder under the data directory (0700), removed on exit: for files a
+    panel must write to build what it shows (plots), never /tmp or Gradio's cache."""
+    root = _root(data_dir)
+    root.mkdir(mode=0o700, exist_ok=True)
+    work = root / f".work-{secrets.token_hex(8)}"
+    work.mkdir(mode=0o700)
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

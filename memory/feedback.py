@@ -1,7 +1,9 @@
 """Explicit feedback: a participant's thumbs up or down on one companion reply, with an optional tag.
 
-Rows are append-only (table `feedback`, migration m011): rating again replaces the earlier
-rating from then on, rating 0 retracts, and `after_ordinal` (the participant's newest message
+Rows are append-only (table `feedback`, migration m011): one row per change. Rating again with
+another value replaces the earlier rating from then on, rating 0 retracts, and the same value
+again stores nothing (one click, one row: `replaces`, unique per reply, m013, holds this also for
+two concurrent clicks); and `after_ordinal` (the participant's newest message
 when it was given) makes every read as-of: a turn at as_of sees only feedback with
 after_ordinal < as_of, so a replay of a gate that learns from feedback cannot see the future.
 Each row carries the reply's trace id, arm and gate, read from the trace when it is given.
@@ -60,6 +62,7 @@ class Feedback(BaseModel):
     after_ordinal: int
     via: str
     created_at: str
+    replaces: int = 0  # the id of the row this one replaced (0: the first rating of the reply)
 
     @property
     def means(self) -> str | None:
@@ -73,9 +76,17 @@ class Feedback(BaseModel):
 
 
 def record(store: Store, participant: str, dayid: str, rating: str | int, tag: str | None = None,
-           via: str = "cli") -> Feedback:
-    """Store one rating of the companion reply `dayid`; refuses, naming what was wrong, a reply
-    that is not the participant's, a rating other than up/down/none, or an unknown tag."""
+           via: str = "cli") -> Feedback | None:
+    """Store one rating of the companion reply `dayid` if it changes what stands (see `change`);
+    returns the standing row (None: a retraction with nothing standing)."""
+    return change(store, participant, dayid, rating, tag, via)[0]
+
+
+def change(store: Store, participant: str, dayid: str, rating: str | int, tag: str | None = None,
+           via: str = "cli") -> tuple[Feedback | None, bool]:
+    """(standing row, whether a row was stored). Refuses, naming what was wrong, a reply that is
+    not the participant's, a rating other than up/down/none, or an unknown tag. The same rating
+    and tag as the standing one stores nothing; nor does retracting a reply with no rating."""
     if isinstance(rating, str):
         if rating not in RATINGS:
             raise StoreError(f"rating must be one of {', '.join(RATINGS)}, got {rating!r}")
@@ -95,16 +106,40 @@ def record(store: Store, participant: str, dayid: str, rating: str | int, tag: s
     if found[0].sender != "companion":
         raise StoreError(f"{dayid!r} is the participant's own message: feedback rates companion replies")
     trace = traces.for_dayid(store, participant, dayid)
-    with store.transaction() as conn:
-        cur = conn.execute(
-            "INSERT INTO feedback (participant, dayid, rating, tag, trace_id, arm, gate, after_ordinal, via, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (participant, dayid, rating, tag, trace.id if trace else None,
-             trace.arm.get("name") if trace else None, trace.gate.get("name") if trace else None,
-             bound - 1, via, datetime.now(timezone.utc).isoformat()),
-        )
-        row = conn.execute("SELECT * FROM feedback WHERE id=?", (cur.lastrowid,)).fetchone()
-    return Feedback(**dict(row))
+    for attempt in (1, 2):
+        try:
+            with store.transaction() as conn:
+                last = _standing(conn, participant, dayid)
+                if (last is None and rating == 0) or (last is not None and (last.rating, last.tag) == (rating, tag)):
+                    return last, False
+                conn.execute(
+                    "INSERT INTO feedback (participant, dayid, rating, tag, trace_id, arm, gate, after_ordinal, via,"
+                    " created_at, replaces) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (participant, dayid, rating, tag, trace.id if trace else None,
+                     trace.arm.get("name") if trace else None, trace.gate.get("name") if trace else None,
+                     bound - 1, via, datetime.now(timezone.utc).isoformat(), last.id if last else 0),
+                )
+                # (participant, dayid, replaces) is unique: the row just stored, on any database
+                row = conn.execute("SELECT * FROM feedback WHERE participant=? AND dayid=? AND replaces=?",
+                                   (participant, dayid, last.id if last else 0)).fetchone()
+            return Feedback(**dict(row)), True
+        except Exception:
+            # another click on the same reply was stored between our read and our insert (the
+            # unique `replaces` refused ours): read again, and store ours only if it still changes
+            if attempt == 2 or _standing(store.conn, participant, dayid) is None:
+                raise
+    raise AssertionError("unreachable")
+
+
+def standing(store: Store, participant: str, dayid: str) -> Feedback | None:
+    """The newest row for the reply (its standing rating; rating 0: retracted), or None."""
+    return _standing(store.conn, participant, dayid)
+
+
+def _standing(conn, participant: str, dayid: str) -> Feedback | None:
+    r = conn.execute("SELECT * FROM feedback WHERE participant=? AND dayid=? ORDER BY id DESC LIMIT 1",
+                     (participant, dayid)).fetchone()
+    return Feedback(**dict(r)) if r else None
 
 
 def history(store: Store, participant: str) -> list[Feedback]:

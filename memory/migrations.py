@@ -541,6 +541,57 @@ def m012_participant_uid_and_pending_compaction(conn):
     )
 
 
+@migration
+def m013_sessions_limits_one_row_per_change_name_keys(conn):
+    """The app's security state in the database, so every process serving the data shares it
+    (issue 22 items 3, 13, 14; issue 23 item 8; issue 26 item 2).
+
+    `app_sessions`: what a browser tab's token stands for (a signed-in participant bound to the
+    account's `uid`, or an open researcher page). Only the token's SHA-256 is stored. The
+    `participant` column makes erasure end every session of a withdrawn account, in any process.
+    `rate_events`: failed sign-ins and ratings counted per key (a SHA-256 digest of
+    "kind:name@address" and the like) until `until`; no names in clear, pruned as they expire.
+    `feedback.replaces`: the row this rating replaces (0 for the first), unique per reply, so two
+    concurrent clicks that saw the same standing rating cannot both be stored.
+    `participants.name_key`: the name case-folded (NFKC); unique, so "Ana" and "ana" are one
+    account. Rows that already differ only in case keep their own names: the oldest gets the key,
+    the others stay reachable by their exact name only."""
+    import unicodedata
+
+    _script(
+        conn,
+        """
+        CREATE TABLE app_sessions (
+            token_hash TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('participant', 'researcher')),
+            participant TEXT REFERENCES participants(participant) ON DELETE CASCADE,
+            uid TEXT,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (token_hash, kind)
+        );
+        CREATE TABLE rate_events (
+            key TEXT NOT NULL,
+            at TEXT NOT NULL,
+            until TEXT NOT NULL
+        );
+        CREATE INDEX rate_events_by_key ON rate_events(key, at);
+        CREATE INDEX rate_events_by_until ON rate_events(until);
+        ALTER TABLE feedback ADD COLUMN replaces INTEGER NOT NULL DEFAULT 0;
+        UPDATE feedback SET replaces = COALESCE((SELECT MAX(f2.id) FROM feedback f2
+            WHERE f2.participant = feedback.participant AND f2.dayid = feedback.dayid AND f2.id < feedback.id), 0);
+        CREATE UNIQUE INDEX feedback_one_row_per_change ON feedback(participant, dayid, replaces);
+        ALTER TABLE participants ADD COLUMN name_key TEXT
+        """,
+    )
+    seen = set()
+    for r in conn.execute("SELECT participant FROM participants ORDER BY created_at, participant").fetchall():
+        key = unicodedata.normalize("NFKC", r[0]).casefold()
+        if key not in seen:
+            seen.add(key)
+            conn.execute("UPDATE participants SET name_key = ? WHERE participant = ?", (key, r[0]))
+    conn.execute("CREATE UNIQUE INDEX participants_by_name_key ON participants(name_key)")
+
+
 # ---------------------------------------------------------------- PostgreSQL: the baseline, portable helpers
 
 

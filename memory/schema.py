@@ -80,6 +80,8 @@ participants = Table(
     _text("participant", primary_key=True), _text("tz"), _text("pass_hash", True), _text("created_at"),
     _text("first_local_date", True), _int("next_ordinal", default="1"), _int("index_epoch", default="0"),
     _text("settings", default="'{}'"), _text("uid", True),
+    _text("name_key", True),  # m013: the name case-folded (NFKC), so "Ana" and "ana" are one account
+    Index("participants_by_name_key", "name_key", unique=True),
 )
 
 consent_records = Table(
@@ -295,8 +297,24 @@ feedback = Table(
     "feedback", metadata,
     _id(), _who(), _text("dayid"), _int("rating"), _text("tag", True), _int("trace_id", True), _text("arm", True),
     _text("gate", True), _int("after_ordinal"), _text("via"), _text("created_at"),
+    _int("replaces", default="0"),  # m013: the row this rating replaces (0 for the first)
     CheckConstraint("rating IN (-1, 0, 1)"),
     Index("feedback_by_reply", "participant", "dayid", "id"),
+    Index("feedback_one_row_per_change", "participant", "dayid", "replaces", unique=True),
+)
+
+# m013: what a browser tab's token stands for (only its SHA-256), and rate-limited events per key
+app_sessions = Table(
+    "app_sessions", metadata,
+    _text("token_hash", primary_key=True), _text("kind", primary_key=True), _who(nullable=True),
+    _text("uid", True), _text("created_at"),
+    _in("kind", ("participant", "researcher")),
+)
+
+rate_events = Table(
+    "rate_events", metadata,
+    _text("key"), _text("at"), _text("until"),
+    Index("rate_events_by_key", "key", "at"), Index("rate_events_by_until", "until"),
 )
 
 maintenance = Table("maintenance", metadata, _text("task", primary_key=True), _text("requested_at"))

@@ -54,3 +54,17 @@ def test_panel_annotates_a_probe_stage_by_stage_and_finalizes(pending):
     row = next(json.loads(x) for x in (rel / "U01/chat_gold.jsonl").read_text().splitlines()
                if json.loads(x)["probe_dayid"] == "day1-9")
     assert row["scoreable"] and row["grounding_dayids"] == ["day1-1"] and row["trace"]["B"]["note"] == "day1-1 says tomatoes"
+
+
+def test_a_hidden_draft_button_called_by_its_api_name_drafts_nothing_with_a_refused_model(pending):
+    """Issue 23 item 8, the class: the panel does not offer drafting with the echo model (nor the
+    embedded one), and its event, still served, refuses by name when called directly."""
+    url, rel = pending
+    c = Client(url, verbose=False)
+    c.predict("open sesame", api_name="/r_login")
+    c.predict(str(rel), "rita", api_name="/an_load")
+    before = {p: p.read_bytes() for p in rel.rglob("*") if p.is_file()}
+    msg, stages = c.predict(str(rel), "U01/day1-9", "rita", "A", api_name="/an_draft")
+    assert msg.startswith("Refused") and "cannot draft" in msg, msg
+    assert "DRAFT" not in stages
+    assert {p: p.read_bytes() for p in rel.rglob("*") if p.is_file()} == before  # nothing written

@@ -322,3 +322,89 @@ def test_a_preference_changed_when_the_memory_document_is_full_holds_and_the_doc
     assert any(r[2].startswith("verbosity = detailed") for r in _table(out))
     assert brief in out[3] and detailed not in out[3]  # over budget: the document keeps its line
     assert refused() == refused_before + 1  # and the refusal is logged, not lost
+
+
+# --- issue 23 item 8: time zone, names without case, drafting only with a model that may draft --
+
+def _sign_up(page, tab, name, passphrase, tz):
+    page.call(tab, "sign_in", {"Name": name, "Passphrase": passphrase, "browser-tz": tz})
+    return page.call(tab, "accept")
+
+
+def test_the_time_zone_comes_from_the_browser_at_sign_up_and_can_be_changed(serve_app):
+    from companion import actions
+    from memory import participants
+    from tests.queue_client import Page, Tab
+
+    url, store = serve_app()
+    page = Page(url)
+    tab = Tab(url)
+    r = _sign_up(page, tab, "nora", "nora-pass", "America/New_York")
+    assert participants.get(store, "nora")["tz"] == "America/New_York"
+    assert any("time zone America/New\\_York" in x for x in r.data if isinstance(x, str))
+    assert any("from your browser" in x for x in r.data if isinstance(x, str))
+    page.call(tab, "respond", {"msg": "remind me to call mom tomorrow at 9am", "Context": "personal", "chat": []})
+    (held,) = actions.pending(store, "nora")
+    assert held.payload["when"].endswith("-05:00")  # 9am in New York
+    table = page.call(tab, "act_view").data[1]["data"]
+    assert "09:00" in table[0][2]
+    # moved to Lisbon: the same instant is shown at Lisbon's wall-clock time
+    said = page.call(tab, "set_zone", {"account-tz": "Europe/Lisbon"}).data[0]
+    assert said.startswith("Your time zone is now Europe/Lisbon")
+    assert participants.get(store, "nora")["tz"] == "Europe/Lisbon"
+    table = page.call(tab, "act_view").data[1]["data"]
+    assert "14:00" in table[0][2] and "09:00" not in table[0][2]
+    bad = page.call(tab, "set_zone", {"account-tz": "Mars/Olympus_Mons"})
+    assert not bad.success or "Choose a time zone" in bad.data[0]
+    assert participants.get(store, "nora")["tz"] == "Europe/Lisbon"
+    # a browser that names no zone (or a made-up one): UTC, and the page says so
+    other = Tab(url)
+    r = _sign_up(page, other, "omar", "omar-pass", "Not/AZone")
+    assert participants.get(store, "omar")["tz"] == "UTC"
+    assert any("did not say its time zone" in x for x in r.data if isinstance(x, str))
+
+
+def test_a_name_in_another_case_is_the_same_account(served, home):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+    from memory import messages, participants
+    from memory.store import StoreError
+
+    url, store = served
+    for spelling in ("Ana", "ANA", "aNa"):
+        c = Client(url, verbose=False)
+        out = c.predict(spelling, "ana-pass", api_name="/sign_in")
+        who = next(x for x in out if isinstance(x, str) and "Signed in as" in x)
+        assert "Signed in as **ana**" in who and "not case-sensitive" in who, who
+    c.predict(f"said as {spelling}", "personal", [], api_name="/respond")
+    assert participants.names(store) == ["ana"]
+    assert "said as aNa" in [m.text for m in messages.read(store, "ana", 99)]
+    # a wrong passphrase under another spelling counts against the same account
+    g = Client(url, verbose=False)
+    said = [g.predict(n, "wrong-guess", api_name="/sign_in")[-1] for n in ("Ana", "ANA", "ana", "AnA", "aNA", "Ana")]
+    assert said[:5] == ["Name or passphrase is wrong."] * 5 and said[5].startswith("Too many failed sign-ins")
+    # a sign-up under another spelling is refused in words, in the app's consent step and the CLI
+    with pytest.raises(StoreError, match="already exists as 'ana': names are not case-sensitive"):
+        consent.accept(store, "ANA", pass_hash=auth.hash_passphrase("other-pass"), new=True)
+    r = CliRunner().invoke(main, ["consent", "accept", "-p", "Ana", "--passphrase", "other-pass"])
+    assert r.exit_code != 0 and "names are not case-sensitive" in r.output
+    assert participants.names(store) == ["ana"]
+
+
+def test_the_annotate_panel_offers_drafting_only_with_a_model_that_may_draft(tmp_path):
+    from companion import app
+    from companion.settings import Settings
+
+    def draft_button(model):
+        demo = app.build(Settings(home=tmp_path / model.replace("/", "-"), model=model))
+        comps = demo.config["components"]
+        button = next(c for c in comps if c.get("props", {}).get("elem_id") == "an-draft")
+        off = [c for c in comps if c.get("props", {}).get("elem_id") == "an-draft-off"]
+        return button["props"].get("visible", True), off
+
+    for refused in ("echo", "local/smollm2-135m"):
+        visible, off = draft_button(refused)
+        assert visible is False and off and "cannot draft" in off[0]["props"]["value"]
+    visible, off = draft_button("openai/gpt-4o-mini")
+    assert visible is not False and off == []

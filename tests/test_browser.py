@@ -37,8 +37,10 @@ pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-quic"]
+BROWSER_ZONE = "Asia/Tokyo"
 STARTUP_TIMEOUT = 90.0  # seconds until GET / answers 200 (gradio + litellm imports are slow)
-REPLY_TIMEOUT_MS = 45_000  # the first turn in a fresh server also pays for the litellm import
+REPLY_TIMEOUT_MS = 180_000  # the first turn in a fresh server pays the lazy loads: 46 s measured at load 16
+# on 2 cores (embedder 12 s, preference classifier 10 s, litellm 25 s; issue 26 item 5); a wait, not a timing
 # The memory line's title for a turn whose gate decided (whichever gate is configured), e.g.
 # "Memory: looked back, nothing applied (score 1.00 ≥ threshold 0.00)" (gate `always`) or
 # "Memory: abstained (score 0.00 < threshold 0.35)". No "· error" suffix, no "not consulted".
@@ -148,7 +150,8 @@ def _browser_page(executable: str):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            # the browser says its time zone; a new account takes it (issue 23 item 8)
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, timezone_id=BROWSER_ZONE)
             page.set_default_timeout(20_000)
             yield page
         finally:
@@ -219,6 +222,7 @@ def _drive(page: Page, server: str, tmp_path: Path) -> None:
     page.locator("#consent-accept").click()
     expect(msg_box).to_be_visible()
     expect(page.locator("#who")).to_contain_text(f"Signed in as {name}")
+    expect(page.locator("#who")).to_contain_text(f"time zone {BROWSER_ZONE}")
     expect(signin_box).to_be_hidden()
 
     # Every distinct text the reply bubble shows while it fills in.
@@ -371,6 +375,24 @@ def test_text_shown_as_text_no_trash_or_share_download_and_withdrawal(request, t
             'You said: see <img src="http://127.0.0.1:9/planted.png">', timeout=REPLY_TIMEOUT_MS)
         expect(chat.locator("[data-testid=user]").first).to_contain_text("![x](http://127.0.0.1:9/planted2.png)")
         assert chat.locator(".message-content img").count() == 0 and fetched == []
+        # generated hostile text (tests/hostile.py), many forms in one message: no element that
+        # fetches, links or runs anything, and the characters shown as typed
+        from tests.hostile import variants
+
+        hostile = variants(420, seed=2)[::7]  # every family: HTML, Markdown links and images, structure
+        msg_box.fill("\n".join(hostile))
+        page.locator("#send").click()
+        user = chat.locator("[data-testid=user]").nth(1)
+        expect(user).to_contain_text(next(v for v in hostile if v.strip() == v and "\n" not in v),
+                                     timeout=REPLY_TIMEOUT_MS)
+        expect(chat.locator("[data-testid=bot]").filter(has_text="You said:").nth(1)).to_be_visible(
+            timeout=REPLY_TIMEOUT_MS)
+        bad = "img, iframe, script, object, embed, video, audio, svg, math, link, style, a[href], input, details"
+        assert chat.locator(f".message-content :is({bad})").count() == 0
+        shown = " ".join(user.inner_text().split())
+        for v in hostile:
+            if "\n" not in v and "\t" not in v and "    " not in v:
+                assert " ".join(v.split()) in shown, v
 
         # no trash icon (it emptied the view while every message stayed stored), no share icon
         expect(chat.get_by_role("button", name="Clear")).to_be_hidden()

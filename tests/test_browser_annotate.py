@@ -4,6 +4,7 @@ and sets stages A and B, picking the grounding from the history by dayid."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -14,6 +15,8 @@ from tests.conftest import export_garden_chat
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)  # a loaded 2-core machine can take seconds per event
 
+HOSTILE = ('the train <img src="http://127.0.0.1:9/a.png" onerror="alert(1)"> was late '
+           '![x](http://127.0.0.1:9/b.png) [click](javascript:alert(1))')
 LINES = ["my garden has tomatoes now", "work was long", "I cooked pasta", "the train was late",
          "what grows in my garden again?", "reading a novel"]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -39,6 +42,12 @@ def test_annotation_panel_in_the_browser(serve_app, tmp_path):
     url, store = serve_app(researcher_password="open sesame")
     rel = tmp_path / "release"
     export_garden_chat(store, rel, LINES)  # every message is a probe
+    # the recent window of the probe holds a participant's hostile text (issue 22 item 7)
+    conv = rel / "U01" / "conversation.jsonl"
+    rows = [json.loads(x) for x in conv.read_text(encoding="utf-8").splitlines() if x.strip()]
+    row = next(r for r in rows if r["dayid"] == "day1-7")
+    row["text"] = HOSTILE
+    conv.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
@@ -56,6 +65,10 @@ def test_annotation_panel_in_the_browser(serve_app, tmp_path):
             _pick(page, "an-key", "U01/day1-9")
             expect(page.locator("#an-probe")).to_contain_text("what grows in my garden again?")
             expect(page.locator("#an-probe")).to_contain_text("day1-8")  # the recent window
+            probe = page.locator("#an-probe")
+            expect(probe).to_contain_text('<img src="http://127.0.0.1:9/a.png" onerror="alert(1)">')
+            expect(probe).to_contain_text("[click](javascript:alert(1))")
+            assert probe.locator("img, a[href], iframe, script").count() == 0
             _field(page, "an-query").fill("tomatoes")
             page.locator("#an-search").click()
             expect(page.locator("#an-history")).to_contain_text("my garden has tomatoes now")

@@ -171,10 +171,16 @@ def test_cli_failed_checks_are_rate_limited_across_processes(two, home):
     for _ in range(auth.MAX_FAILURES):
         r = run("messages", "-p", "ben", "--passphrase", "guess")
         assert "wrong passphrase" in r.output
-    # even the right passphrase waits now; the count lives in a file, so a new process sees it
+    # even the right passphrase waits now; the count lives in the database, so a new process sees it
     r = run("messages", "-p", "ben", "--passphrase", "ben-pass")
     assert r.exit_code == 2 and "too many failed passphrase checks for 'ben'" in r.output and "9352" not in r.output
-    assert json.loads((home / "auth-failures.json").read_text())["ben"]
+    s = Store(home)
+    try:  # counted as rows of rate_events, keyed by digest: no name in clear, no file beside the database
+        keys = [r[0] for r in s.conn.execute("SELECT key FROM rate_events").fetchall()]
+        assert len(keys) >= auth.MAX_FAILURES and not [k for k in keys if "ben" in k]
+    finally:
+        s.close()
+    assert not (home / "auth-failures.json").exists()
     # ana is not locked out by guesses at ben
     assert run("messages", "-p", "ana", "--passphrase", "ana-pass").exit_code == 0
 
@@ -194,10 +200,10 @@ def test_cli_participant_without_passphrase_stays_open(home):
         s.close()
 
 
-def test_sign_in_guessing_from_one_address_does_not_lock_the_participant_out_elsewhere():
-    from companion.auth import RateLimiter, SignInGuard
+def test_sign_in_guessing_from_one_address_does_not_lock_the_participant_out_elsewhere(store):
+    from companion.auth import SignInGuard
 
-    g = SignInGuard(per_address=RateLimiter(max_failures=5, window=60), per_name=RateLimiter(max_failures=12, window=600))
+    g = SignInGuard(store, "participant", per_address=(5, 60.0), per_name=(12, 600.0))
     for _ in range(5):
         g.failed("ben", "10.0.0.9")
     assert g.blocked_for("ben", "10.0.0.9") > 0  # the guesser waits

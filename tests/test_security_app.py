@@ -14,7 +14,7 @@ import httpx
 import pytest
 from gradio_client import Client
 
-from companion import auth
+from companion import auth, trialpanel
 from consent import downloads, erasure, records as consent
 from memory import messages, participants
 from memory.embeddings import HashEmbedder
@@ -443,3 +443,255 @@ def test_the_page_names_the_model_and_says_when_it_is_the_embedded_demo(serve_ap
     assert "small demo model" not in config
     note = model_note("local/smollm2-135m")
     assert "small demo model" in note and "Connecting a real model" in note
+
+
+# === issue 22, third round ======================================================================
+# (item 3, the one session gate, and item 7, text as text everywhere: tests/test_security_gate.py
+# and tests/test_markup_everywhere.py)
+
+PW = "open sesame"
+FILE_COMPONENTS = {"file", "gallery", "image", "audio", "video", "model3d", "downloadbutton", "uploadbutton",
+                   "imageeditor", "annotatedimage", "simpleimage", "imageslider", "multimodaltextbox", "dataset"}
+
+
+def _tab_sign_up(page, tab, name: str, passphrase: str, tz: str = "UTC") -> None:
+    r = page.call(tab, "sign_in", {"Name": name, "Passphrase": passphrase, "browser-tz": tz})
+    assert r.success, r
+    r = page.call(tab, "accept")
+    assert r.success and any(isinstance(x, str) and "Signed in as" in x for x in r.data), r
+
+
+# --- item 5: nothing of the product's outside the data directory ---------------------------------
+
+def test_no_panel_action_leaves_a_file_outside_the_data_directory(serve_app, home, tmp_path, monkeypatch):
+    import tempfile
+    import uuid
+
+    from companion import trials
+    from tests.queue_client import Page, Tab
+
+    cache = tmp_path / "gradio-cache"  # Gradio's cache for this app only (it reads this at build)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(cache))
+    url, store = serve_app(embedder=HashEmbedder(), researcher_password=PW)
+    page = Page(url)
+    # by construction: no component that hands out or caches files
+    assert not {c["type"] for c in page.comps.values()} & FILE_COMPONENTS
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+
+    who = "p" + uuid.uuid4().hex[:12]  # a name no file holds before this test
+    said = f"marker-{uuid.uuid4().hex} is my street"
+    tab = Tab(url)
+    _tab_sign_up(page, tab, who, "their-pass")
+    trials.randomize(store, who, ["never", "always"], 7, "bm25", "earlier_turns")
+    assert page.call(tab, "respond", {"msg": said, "Context": "personal", "chat": []}).success
+    # every action of a panel that produces a file: the participant's download, the researcher's
+    # trace export and the trial report
+    mine = page.call(tab, "my_data").data[0]
+    assert page.call(tab, "r_login", {"r-pass": PW}).success
+    traces_link = page.call(tab, "r_dump", {"r-part": who}).data[0]
+    report = page.call(tab, "trial_results", {"tr-who": [], "tr-since": ""})
+    assert report.success, report
+    md, plots, report_link = report.data
+    # the plots go inline, each one: no image by path or URL
+    assert who in md and plots.count("<img") >= 1
+    assert plots.count("<img") == plots.count('src="data:image/png;base64,')
+
+    # nothing in Gradio's cache, nothing new in the temporary directory that holds their words
+    made = [p for p in cache.rglob("*") if p.is_file()] if cache.exists() else []
+    assert made == [], made
+    tmp = tempfile.gettempdir()
+    new_tmp = set(os.listdir(tmp)) - tmp_before  # (other programs may add theirs: none may hold these)
+    assert not [n for n in new_tmp if n.startswith("trial-report")], new_tmp
+    default_cache = os.path.join(tmp, "gradio")
+    for needle in (who.encode(), said.encode()):
+        for top in [os.path.join(tmp, n) for n in new_tmp] + [default_cache]:
+            if os.path.isfile(top):
+                assert needle not in open(top, "rb").read(), top
+            elif os.path.isdir(top) and not top.startswith(str(home)):
+                assert _files_containing(top, needle) == [], top
+    # Gradio serves nothing by path: not the staged files, not the data directory
+    staged = [p for p in store.data_dir.rglob("*") if p.is_file()]
+    assert staged
+    for p in staged:
+        r = httpx.get(f"{url}gradio_api/file={p}", timeout=30)
+        assert r.status_code in (403, 404) and said not in r.text and '"participant"' not in r.text, p
+
+    # the one-time links: each works once
+    got = fetch_download(url, report_link)
+    assert got.status_code == 200 and who in got.text and fetch_download(url, report_link).status_code == 404
+    # withdrawal erases what is still staged: the download, the trace export, a second report
+    second = page.call(tab, "trial_results", {"tr-who": [], "tr-since": ""}).data[2]
+    assert page.call(tab, "withdraw", {"Yes, erase everything about me": True}).success
+    for link in (mine, traces_link, second):
+        assert fetch_download(url, link).status_code == 404
+    assert _files_containing(str(store.data_dir), who.encode()) == []
+
+
+# --- item 13: "researcher" is no participant name; separate guards -------------------------------
+
+def reserved_variants(n: int = 60, seed: int = 5) -> list[str]:
+    """Names that read as the researcher or the system: case, separators, digits for letters."""
+    import random
+
+    rng = random.Random(seed)
+    leet = {"e": "3", "a": "4", "o": "0", "s": "5", "i": "1", "t": "7"}
+    out = set()
+    while len(out) < n:
+        word = rng.choice(["researcher", "researcher", "research", "admin", "administrator", "companion",
+                           "system", "root"])
+        w = "".join((c.upper() if rng.random() < 0.4 else c) for c in word)
+        w = "".join(leet.get(c.lower(), c) if rng.random() < 0.2 else c for c in w)
+        if rng.random() < 0.3 and len(w) > 3:
+            i = rng.randrange(1, len(w) - 1)
+            w = w[:i] + rng.choice("_.-") + w[i:]
+        if rng.random() < 0.3:
+            w = rng.choice(["", "the.", "real_"]) + w + rng.choice(["", "1", "_lab", "-team"])
+        if rng.random() < 0.5 and "researcher" not in word:
+            w = w.strip("_.-")
+        out.add(w if w[0].isalnum() else "x" + w)
+    return sorted(out)
+
+
+def test_names_that_read_as_the_researcher_take_no_account(served, home):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+
+    url, store = served
+    names = reserved_variants()
+    kept = [n for n in names if "research" in n.lower().replace("3", "e").replace("4", "a").replace("5", "s")]
+    assert len(kept) >= 20
+    c = client(url)
+    for name in names:
+        out = c.predict(name, "some-passphrase", api_name="/sign_in")
+        assert "reserved" in out[-1], (name, out[-1])
+    assert participants.names(store) == []
+    r = CliRunner().invoke(main, ["consent", "accept", "-p", "Researcher", "--passphrase", "xxxx-pass"])
+    assert r.exit_code != 0 and "reserved" in r.output
+    # the rule on more generated variants than the served app is asked about (other seeds)
+    more = [n for seed in range(100, 120) for n in reserved_variants(60, seed)]
+    assert [n for n in more if not participants.reserved(n)] == []
+    # ordinary names near them are free
+    for name in ("Reese", "Archer", "Sam", "Rootha", "Adminah", "Searcy", "Rosa", "Adam", "Sol", "Mia_2"):
+        assert not participants.reserved(name), name
+
+
+def _legacy_participant(store, name: str, passphrase: str) -> None:
+    """An account made before the name was reserved (written as the old code wrote it)."""
+    import secrets
+    from datetime import datetime, timezone
+
+    try:
+        consent.accept(store, name, pass_hash=auth.hash_passphrase(passphrase), new=True)
+        return
+    except Exception:  # reserved now: write the row as it was
+        pass
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO participants (participant, tz, pass_hash, created_at, uid) VALUES (?,?,?,?,?)",
+                     (name, "UTC", auth.hash_passphrase(passphrase), datetime.now(timezone.utc).isoformat(),
+                      secrets.token_hex(16)))
+    consent.accept(store, name)
+
+
+def test_wrong_sign_ins_as_a_participant_called_researcher_do_not_lock_the_researcher_page(served):
+    url, store = served
+    _legacy_participant(store, "researcher", "participant-pass")
+    guesser = client(url)
+    for _ in range(6):
+        said = guesser.predict("researcher", "wrong-guess", api_name="/sign_in")[-1]
+    assert said.startswith("Too many failed sign-ins")  # the participant account is guarded ...
+    assert client(url).predict(PW, api_name="/r_login")[0] == "Researcher page open."  # ... the page is not
+
+
+def test_wrong_researcher_passwords_do_not_lock_out_a_participant_called_researcher(served):
+    url, store = served
+    _legacy_participant(store, "researcher", "participant-pass")
+    r = client(url)
+    for _ in range(6):
+        said = r.predict("wrong-guess", api_name="/r_login")[0]
+    assert said.startswith("Too many failed attempts")
+    out = client(url).predict("researcher", "participant-pass", api_name="/sign_in")
+    assert any(isinstance(x, str) and "Signed in as" in x for x in out), out
+
+
+def test_the_failure_guards_of_the_cli_are_kept_apart_too(home):
+    from click.testing import CliRunner
+
+    from companion.cli import main
+
+    s = Store(home)
+    _legacy_participant(s, "researcher", "participant-pass")
+    s.close()
+    auth.set_researcher_password(home, "the-real-one")
+    run = CliRunner().invoke
+    for _ in range(auth.MAX_FAILURES):
+        assert "wrong passphrase" in run(main, ["messages", "-p", "researcher", "--passphrase", "guess"]).output
+    r = run(main, ["consent", "list", "--researcher-password", "the-real-one"])
+    assert r.exit_code == 0 and "researcher" in r.output  # the researcher credential is not blocked
+
+
+# --- item 14 (and issue 23): one click, one row; ratings limited per account ---------------------
+
+def _like(page, tab, chat, index: int, liked):
+    dep = page.by_name["on_like"]
+    return tab.call(dep["id"], page.data(dep, {"chat": chat}),
+                    {"index": [index, None], "value": chat[index]["content"], "liked": liked})
+
+
+def test_one_click_stores_one_row_and_ratings_are_limited_per_account(served, monkeypatch):
+    from memory import feedback, limits
+    from tests.queue_client import Page, Tab
+
+    # the shipped limits, as docs/SECURITY.md states them; then the per-minute count over an hour,
+    # so the count below does not depend on how fast a loaded machine serves the clicks
+    assert [(lim.n, lim.window) for lim in trialpanel.RATING_LIMITS] == [(30, 60.0), (300, 3600.0)]
+    monkeypatch.setattr(trialpanel, "RATING_LIMITS", [limits.Limit(30, 3600.0)])
+    url, store = served
+    page = Page(url)
+    tab = Tab(url)
+    _tab_sign_up(page, tab, "rater", "rater-pass")
+    chat = page.call(tab, "respond", {"msg": "hello there", "Context": "personal", "chat": []}).data[0]
+    reply = next(i for i, m in enumerate(chat) if m["role"] == "assistant" and not (m.get("metadata") or {}))
+    # 100 clicks on the same thumb (the attack made 300 in 33 s): one row
+    said = [_like(page, tab, chat, reply, True).data[0] for _ in range(100)]
+    assert len(feedback.history(store, "rater")) == 1
+    assert said[0].startswith("Thank you") and all(s.startswith("Already noted") for s in said[1:])
+    # the same with a tag: one row for the change to it, none for the clicks after
+    for _ in range(20):
+        _like(page, tab, chat, reply, "you forgot something I told you")
+    assert [(f.rating, f.tag) for f in feedback.history(store, "rater")] == [(1, None), (-1, "forgot")]
+    # changing back and forth: each change is a row, until the account's limit
+    told = [_like(page, tab, chat, reply, liked).data[0] for liked in [True, False] * 18]
+    rows = feedback.history(store, "rater")
+    assert len(rows) == trialpanel.RATING_LIMITS[0].n
+    assert [t for t in told if t.startswith("Not rated: too many ratings")]
+    # two clicks in the same instant from two tabs of the account (issue 23: 27 ms apart): one row
+    other = Tab(url)
+    r = page.call(other, "sign_in", {"Name": "rater", "Passphrase": "rater-pass", "browser-tz": "UTC"})
+    assert r.success
+    with store.transaction() as conn:  # a fresh minute for the account
+        conn.execute("DELETE FROM rate_events")
+    before = len(feedback.history(store, "rater"))
+    standing = feedback.standing(store, "rater", rows[-1].dayid)
+    new = standing.rating != 1
+    import threading
+
+    threads = [threading.Thread(target=_like, args=(page, t, chat, reply, True)) for t in (tab, other)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert len(feedback.history(store, "rater")) == before + (1 if new else 0)
+
+
+def test_two_rows_replacing_the_same_rating_cannot_both_be_stored(store, ana, settings):
+    """The database holds one click to one row even where two writers read the same standing
+    rating at once (on a server that does not serialize writers as SQLite does)."""
+    from companion.turn import turn
+    from memory import feedback
+
+    r = turn(store, ana, "hello there", settings=settings)
+    first = feedback.record(store, ana, r.reply.dayid, "up")
+    with pytest.raises(Exception, match="(?i)unique"):
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO feedback (participant, dayid, rating, tag, after_ordinal, via, created_at, replaces)"
+                         " VALUES (?,?,?,?,?,?,?,?)", (ana, r.reply.dayid, -1, None, 2, "app", "now", 0))
+    assert [f.id for f in feedback.history(store, ana)] == [first.id]

@@ -22,18 +22,16 @@ from memory import participants
 # Participants created without a passphrase (`consent accept` without one, corpus ingest) stay
 # open to whoever can run the CLI on the data directory: they were made by that operator, there
 # is no secret of theirs to check, and they cannot sign in to the app (no passphrase matches).
-# Failed checks are rate-limited per name across processes (auth.FileRateLimiter, a file next
-# to the database). The CLI check guards the CLI; the data directory's file permissions remain
+# Failed checks are rate-limited per name across processes (auth.RateLimiter: counted in the
+# database, like the app's sign-in guard, under their own keys "cli-participant" and
+# "cli-researcher"). The CLI check guards the CLI; the data directory's file permissions remain
 # what keeps a local user from opening the SQLite file directly.
 
-FAILURES_FILE = "auth-failures.json"
 
-
-def limiter(settings):
+def limiter(settings, kind: str):
     from companion import auth
 
-    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return auth.FileRateLimiter(settings.data_dir / FAILURES_FILE)
+    return auth.RateLimiter(open_store(settings), f"cli-{kind}")
 
 
 def check_researcher_password(settings, password: str) -> None:
@@ -43,7 +41,7 @@ def check_researcher_password(settings, password: str) -> None:
     if stored is None:
         fail("no researcher password is set for this data directory: set one with "
              "`companion researcher set-password`")
-    failures = limiter(settings)
+    failures = limiter(settings, "researcher")
     wait = failures.blocked_for("researcher")
     if wait > 0:
         fail(f"too many failed researcher password checks; try again in {wait:.0f} s")
@@ -72,7 +70,7 @@ def check_participant(settings, participant, passphrase=None, researcher_passwor
     if not passphrase:
         fail(f"{participant!r} has a passphrase: give it with --passphrase or COMPANION_PASSPHRASE "
              "(or use --researcher-password)")
-    failures = limiter(settings)
+    failures = limiter(settings, "participant")
     wait = failures.blocked_for(participant)
     if wait > 0:
         fail(f"too many failed passphrase checks for {participant!r}; try again in {wait:.0f} s")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from companion.cli.access import check_researcher_password
-from companion.cli.base import common, fail, main
+from companion.cli.base import common, fail, main, open_store
 
 
 @main.group("researcher")
@@ -32,4 +32,8 @@ def researcher_set_password(new_password, researcher_password, settings):
         auth.set_researcher_password(settings.data_dir, new_password)
     except ValueError as e:
         fail(str(e))
-    click.echo(f"researcher password set for {settings.data_dir}")
+    from memory import sessions
+
+    ended = sessions.end_researcher_sessions(open_store(settings))  # pages opened with the old one close
+    click.echo(f"researcher password set for {settings.data_dir}" +
+               (f"; {ended} open researcher page(s) closed" if ended else ""))

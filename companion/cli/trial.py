@@ -108,9 +108,12 @@ def command_line(argv: list[str]) -> str:
 def feedback_cmd(participant, dayid, rating, tag, settings):
     """Rate the companion reply DAYID up or down (none retracts), optionally with a tag."""
     try:
-        f = feedback_mod.record(open_store(settings), participant, dayid, rating, tag=tag, via="cli")
+        f, changed = feedback_mod.change(open_store(settings), participant, dayid, rating, tag=tag, via="cli")
     except StoreError as e:
         fail(str(e))
+    if not changed:
+        click.echo(f"{participant} {dayid}: unchanged ({'no rating to retract' if f is None else 'already so'})")
+        return
     click.echo(f"{participant} {dayid}: {rating}" + (f" ({f.public()['tag_label']})" if f.tag else "")
                + (f", arm {f.arm}" if f.arm else ""))
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from companion import trialpanel
+from companion import gate, trialpanel
 from companion.markup import text as as_text
 from companion.panels.common import Shared
 from companion.turn import turn
@@ -110,6 +110,7 @@ def build(sh: Shared) -> Chat:
 def wire(sh: Shared, c: Chat) -> None:
     store, settings = sh.store, sh.settings
 
+    @gate.participant
     def respond(message, ctx_name, chat, sess: dict):
         participant = sh.require(sess)
         message = message or ""

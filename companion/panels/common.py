@@ -1,5 +1,6 @@
 """What every panel shares: the settings, the store, the scheduler, the browser session's
-server-side state, and the checks that say whom a session acts for."""
+server-side state (resolved from the database by the one session gate, companion/gate.py, before
+every handler), and the sign-in guards."""
 
 from __future__ import annotations
 
@@ -8,21 +9,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from companion import auth
+from companion import auth, gate
+from companion.gate import new_session
 from companion.settings import Settings
-from memory import participants
 from memory.store import Store
 
 log = logging.getLogger("companion.app")
-
-
-def new_session() -> dict:
-    # participant + uid: signed in and consented, as the account with that identity (a
-    # withdrawal retires the uid, so the session cannot act for a newcomer with the same name);
-    # pending: waiting for consent, either a sign-up ({"name", "pass_hash", "new"}) or an
-    # existing account whose passphrase was checked ({"name", "verified": (uid, pass_hash)});
-    # researcher: the researcher password was given in this session.
-    return {"participant": None, "uid": None, "pending": {}, "researcher": False}
+__all__ = ["Shared", "client_address", "new_session", "plan_outreach", "r_guard"]
 
 
 def plan_outreach(scheduler, store: Store) -> None:
@@ -44,9 +37,9 @@ def client_address(request: gr.Request | None) -> str:
 
 
 def r_guard(sess: dict) -> None:
-    """Researcher handlers check the session, not only the page's visibility."""
+    """Researcher handlers check the session (as the gate resolved it), not only the page's visibility."""
     if not sess.get("researcher"):
-        raise gr.Error("The researcher page needs its password.")
+        raise gr.Error(gate.RESEARCHER_REFUSAL)
 
 
 @dataclass
@@ -55,25 +48,20 @@ class Shared:
     store: Store
     scheduler: object | None  # companion.scheduler, running; None: reminders wait for the next start
     session: gr.State
-    guard: auth.SignInGuard  # sign-ins (participants' names, and "researcher"): per name and address
+    guard: auth.SignInGuard  # participant sign-ins: per name and address (in the database)
+    researcher_guard: auth.SignInGuard  # the researcher page's password: its own keys, never a participant's
 
     def acting(self, sess: dict) -> str | None:
-        """The participant this session acts for, or None. Checked on every action: an
-        account withdrawn (and perhaps registered again by someone else) since sign-in ends
-        the session instead of handing it the new account."""
-        p = sess.get("participant")
-        if p and participants.uid(self.store, p) != sess.get("uid"):
-            sess.update(new_session(), researcher=sess.get("researcher", False), ended=p)
-            return None
-        return p
+        """The participant this session acts for, or None, as the gate resolved it from the
+        database for this event (an account withdrawn, and perhaps registered again by someone
+        else, since sign-in resolves to no one)."""
+        return sess.get("participant")
 
     def require(self, sess: dict) -> str:
         p = self.acting(sess)
         if p:
             return p
-        if sess.pop("ended", None):
-            raise gr.Error("Your session has ended: this account was withdrawn. Sign in again.")
-        raise gr.Error("Sign in first.")
+        raise gate.refusal(sess)
 
     def plan_outreach(self) -> None:
         plan_outreach(self.scheduler, self.store)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from companion import inspector
+from companion import gate, inspector
 from companion.markup import text as as_text
 from companion.panels.common import Shared
 from memory.store import StoreError
@@ -46,6 +46,7 @@ class MemoryInspector:
             self.version_text = gr.Markdown(elem_id="mem-version-text")
         self.outs = [self.table, self.item, self.persona, self.file, self.version, self.sources, self.version_text]
 
+    @gate.view
     def mem_view(self, sess: dict):
         store = self.sh.store
         p = self.sh.acting(sess)
@@ -63,27 +64,33 @@ class MemoryInspector:
         except (inspector.Refused, StoreError, ValueError) as e:
             raise gr.Error(str(e)) from None
 
+    @gate.participant
     def mem_sources_of(self, key, sess: dict):
         if not key:
             return ""
         return self._do(inspector.sources, self.sh.store, self.sh.require(sess), key)
 
+    @gate.participant
     def mem_select(self, evt: gr.SelectData, sess: dict):
         # a click on a row of the table picks its item (the key is in the first column)
         row = evt.row_value or []
         return row[0] if row else gr.update()
 
+    @gate.participant
     def mem_edit(self, key, new, sess: dict):
         return as_text(self._do(inspector.edit, self.sh.store, self.sh.require(sess), key, new))
 
+    @gate.participant
     def mem_delete(self, key, sess: dict):
         return as_text(self._do(inspector.delete, self.sh.store, self.sh.require(sess), key))
 
+    @gate.participant
     def mem_version_of(self, version, sess: dict):
         if version in (None, ""):
             return ""
         return self._do(inspector.version_markdown, self.sh.store, self.sh.require(sess), version)
 
+    @gate.participant
     def mem_restore(self, version, sess: dict):
         return as_text(self._do(inspector.restore, self.sh.store, self.sh.require(sess), version))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from companion import auth, researcher
+from companion import auth, gate, researcher
 from companion.panels.common import Shared, client_address, r_guard
 from companion.panels.trial_arms import TrialArms
 from consent import access, downloads
@@ -22,13 +22,14 @@ class Research:
         self.msg = gr.Markdown(elem_id="r-msg")
         with gr.Column(visible=False) as self.box:
             with gr.Row():
-                self.f_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
-                self.f_arm = gr.Dropdown(label="Arm", choices=[""], value="", allow_custom_value=True)
-                self.f_dec = gr.Dropdown(label="Decision", choices=["", "retrieved", "abstained"], value="")
+                self.f_part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True,
+                                          elem_id="r-part")
+                self.f_arm = gr.Dropdown(label="Arm", choices=[""], value="", allow_custom_value=True, elem_id="r-arm")
+                self.f_dec = gr.Dropdown(label="Decision", choices=["", "retrieved", "abstained"], value="", elem_id="r-dec")
                 self.refresh = gr.Button("Refresh")
             self.table = gr.Dataframe(headers=researcher.COLUMNS, interactive=False, elem_id="r-table")
             with gr.Row():
-                self.trace_id = gr.Number(label="Trace id", precision=0)
+                self.trace_id = gr.Number(label="Trace id", precision=0, elem_id="r-trace")
                 self.show = gr.Button("Show turn")
                 self.export = gr.Button("Export JSONL")
             self.detail = gr.Markdown(elem_id="r-detail")
@@ -37,8 +38,9 @@ class Research:
             self.people = gr.Dataframe(headers=access.COLUMNS, interactive=False)
             self.arms = TrialArms(sh)
 
+    @gate.door
     def r_login(self, pw, sess: dict, request: gr.Request):
-        settings, guard = self.sh.settings, self.sh.guard
+        settings, guard = self.sh.settings, self.sh.researcher_guard  # the page's own keys, never a participant's
         address = client_address(request)
         wait = guard.blocked_for("researcher", address)
         if wait > 0:
@@ -52,9 +54,10 @@ class Research:
             guard.failed("researcher", address)
             return sess, gr.update(visible=False), str(e), ""
         guard.succeeded("researcher", address)
-        sess["researcher"] = True
+        gate.open_researcher(self.sh.store, sess)
         return sess, gr.update(visible=True), "Researcher page open.", ""
 
+    @gate.view
     def r_choices(self, sess: dict):
         store = self.sh.store
         if not sess.get("researcher"):  # r_login already said why: no second error, no traceback
@@ -63,15 +66,18 @@ class Research:
         return (gr.update(choices=names), gr.update(choices=[""] + researcher.arms(store)),
                 gr.update(choices=names), access.participants_rows(store))
 
+    @gate.researcher
     def r_rows(self, part, arm, dec, sess: dict):
         r_guard(sess)
         return researcher.rows(self.sh.store, participant=part, arm=arm, decision=dec)
 
+    @gate.researcher
     def r_one(self, trace_id, sess: dict):
         r_guard(sess)
         t = researcher.one(self.sh.store, int(trace_id or 0))
         return researcher.explain(t) if t else f"No trace {trace_id}."
 
+    @gate.researcher
     def r_dump(self, part, arm, dec, sess: dict):
         r_guard(sess)
         store = self.sh.store

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from companion import trials
+from companion import gate, trials
 from companion.markup import text as as_text
 from companion.panels.common import Shared, r_guard
 from memory import registry
@@ -21,13 +21,14 @@ class TrialArms:
         self.sh = sh
         gr.Markdown("#### Trial arms")
         with gr.Row():
-            self.part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True)
-            self.gates = gr.Dropdown(label="Gate(s)", multiselect=True, choices=live_gates())
-            self.seed = gr.Number(label="Seed (randomize)", value=1, precision=0)
+            self.part = gr.Dropdown(label="Participant", choices=[""], value="", allow_custom_value=True,
+                                    elem_id="arm-part")
+            self.gates = gr.Dropdown(label="Gate(s)", multiselect=True, choices=live_gates(), elem_id="arm-gates")
+            self.seed = gr.Number(label="Seed (randomize)", value=1, precision=0, elem_id="arm-seed")
         with gr.Row():
             self.fix = gr.Button("Fix the first gate")
             self.rand = gr.Button("Randomize per turn")
-        self.msg = gr.Markdown()
+        self.msg = gr.Markdown(elem_id="arm-msg")
 
     def t_set(self, part, gates, seed, randomized: bool, sess: dict):
         settings, store = self.sh.settings, self.sh.store
@@ -46,5 +47,5 @@ class TrialArms:
     def wire(self) -> None:
         ins = [self.part, self.gates, self.seed, self.sh.session]
         # Lambdas, as before the split: their API names are /lambda and /lambda_1.
-        self.fix.click(lambda p, g, sd, ss: self.t_set(p, g, sd, False, ss), ins, [self.msg])
-        self.rand.click(lambda p, g, sd, ss: self.t_set(p, g, sd, True, ss), ins, [self.msg])
+        self.fix.click(gate.researcher(lambda p, g, sd, ss: self.t_set(p, g, sd, False, ss)), ins, [self.msg])
+        self.rand.click(gate.researcher(lambda p, g, sd, ss: self.t_set(p, g, sd, True, ss)), ins, [self.msg])
