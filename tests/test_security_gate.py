@@ -25,7 +25,7 @@ from gradio_client import Client
 
 from companion import actions, auth
 from consent import records as consent
-from memory import participants
+from memory import participants, schema
 from memory.embeddings import HashEmbedder
 from memory.store import Store
 from tests.queue_client import Reply, Tab
@@ -58,13 +58,10 @@ def snapshot(store: Store) -> dict:
     """Every row of every table (but the failure counts and session bindings), to compare."""
     conn = store.conn
     out = {}
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
-        if name in BOOKKEEPING or name.startswith("sqlite_") or name.startswith("message_vectors"):
+    for name in (t.name for t in schema.metadata.sorted_tables):  # every table, on either engine
+        if name in BOOKKEEPING or name.startswith("message_vectors"):
             continue
-        try:
-            out[name] = sorted(tuple(r) for r in conn.execute(f'SELECT * FROM "{name}"').fetchall())
-        except Exception:  # a virtual table without its module
-            continue
+        out[name] = sorted(tuple(r) for r in conn.execute(f'SELECT * FROM "{name}"').fetchall())
     return out
 
 
