@@ -40,12 +40,50 @@ def test_what_is_read(message, expected):
     "If I lived in Oslo I would ski more.",      # supposed
     "Do I live in Oslo now?",                    # asked
     'My cousin said "I work at the harbour".',   # someone else's words
-    "I used to live in Oslo.",                   # a past habit
     "I'd love to have a parrot called Kiwi.",    # wished
     "My sister never lived in Oslo.",            # negated, about someone else
 ])
 def test_what_is_not_stated_is_not_read(message):
     assert _texts(message) == []
+
+
+@pytest.mark.parametrize("message, expected", [
+    # a state that ended is read as one, never as the present state
+    ("I used to live in Oslo.", "Used to live in Oslo"),
+    ("honestly i don't work at the harbour anymore", "No longer works at the harbour"),
+    ("Me? I'm not with Pieter any more", "Is no longer with Pieter"),
+    ("my grandparents no longer live in Ghent", "Grandparents no longer live in Ghent"),
+])
+def test_a_past_state_is_read_as_ended(message, expected):
+    found = facts.extract(message, learned=False)
+    assert [f.text for f in found] == [expected] and found[0].ends
+
+
+def _claims_after(store, ana, texts):
+    for i, t in enumerate(texts):
+        append(store, ana, "user", t, "personal", ts=T0 + timedelta(minutes=i))
+    extract.consolidate(store, ana)
+    return {c.text: c.status for c in claims.all_(store, ana)}
+
+
+def test_a_past_state_closes_the_claim_it_ends_and_keeps_it_in_history(store, ana):
+    got = _claims_after(store, ana, ["I live in Tromso.", "my boyfriend Pieter is a carpenter",
+                                     "I don't live in Tromso anymore", "and I'm not with Pieter any more either"])
+    assert got["Lives in Tromso"] == "superseded" and got["No longer lives in Tromso"] == "current"
+    assert got["Has a boyfriend called Pieter"] == "superseded"
+    assert got["Is no longer with Pieter"] == "current"
+    current = [c.text for c in claims.current(store, ana)]
+    assert "Lives in Tromso" not in current and "Has a boyfriend called Pieter" not in current
+
+
+def test_a_past_state_of_another_value_leaves_the_current_one_alone(store, ana):
+    got = _claims_after(store, ana, ["I live in Tromso.", "I used to live in Bergen"])
+    assert got == {"Lives in Tromso": "current", "Used to live in Bergen": "current"}
+
+
+def test_a_correction_supersedes(store, ana):
+    got = _claims_after(store, ana, ["i'm 41", "sorry, typo: I am 42, not 41"])
+    assert got["Is 41 years old"] == "superseded" and got["Is 42 years old"] == "current"
 
 
 def test_a_named_relation_moving_supersedes_where_they_live(store, ana):
