@@ -109,9 +109,16 @@ def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Repor
                       scope=claim.context, text=claim.text, sources=sources, at=at, budget_chars=budget_chars)
         else:
             prev = store.conn.execute(
-                "SELECT id FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND status='current'",
-                (participant, ctx, p.attribute)).fetchone()
-            cell, action = cells.set_(store, participant, context=ctx, attribute=p.attribute, setting=p.setting,
+                "SELECT id, sources FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND "
+                "status='current'", (participant, ctx, p.attribute)).fetchone()
+            if prev is not None and {d for d, _ in json.loads(prev["sources"])} & set(p.source_dayids):
+                _count(report.cells, "duplicate")  # this message set the cell already (in its turn)
+                continue
+            setting = cells.stepped(p.attribute, p.setting, cells.in_force(store, participant, ctx, p.attribute, at),
+                                    p.evidence)
+            if setting != p.setting:
+                _count(report.cells, "stepped")
+            cell, action = cells.set_(store, participant, context=ctx, attribute=p.attribute, setting=setting,
                                       sources=sources, evidence=p.evidence, verdict=v.verdict, origin=p.extractor)
             _count(report.cells, action)
             if action != "duplicate":

@@ -21,13 +21,14 @@ class RuleExtractor:
     name = "rule"
     version = "4"  # 2: persona statements; 3: facts from the parse (memory.facts); 4: the learned road, past states
 
-    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona")):
+    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona"), learned: bool = True):
         self.kinds = kinds  # the reply path asks for preferences only: it does not pay for the parse
+        self.learned = learned  # the fact reader's learned road (memory.fact_classifier)
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []
         users = [m for m in msgs if m.sender == "user"]  # never from companion messages: they may quote memory
-        parsed = facts.extract_many([m.text for m in users]) if "claim" in self.kinds else [[] for _ in users]
+        parsed = facts.extract_many([m.text for m in users], self.learned) if "claim" in self.kinds else [[] for _ in users]
         for m, found in zip(users, parsed):
             out += [Proposal("claim", f.text, [m.dayid], f.evidence, category=f.category, slot=f.slot,
                              confidence=0.9 if f.origin == "rule" else 0.7, ends=list(f.ends),

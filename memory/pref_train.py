@@ -1,12 +1,21 @@
 """Train the preference classifier from the bank, reproducibly (same bank + seed -> same weights).
 
     python -m memory.pref_train [--seed 7] [--out memory/data/prefs/classifier-v1.npz] [--compare-knn]
+                                [--variants 2] [--none-corpus locomo10.json --none-count 1500]
 
-A stratified 80/20 split of the bank (by seed) is the validation data: a temperature for
-calibration and the abstention threshold are chosen there (never on a test set), then the
-weights are fitted again on the whole bank, scaled by that temperature, and shipped with the
-threshold, the training examples' embeddings and their negation polarity (see
+A stratified 80/20 split of the bank's own examples (by seed) is the validation data: a
+temperature for calibration and the abstention threshold are chosen there (never on a test
+set), then the weights are fitted again on everything, scaled by that temperature, and shipped
+with the threshold, the training examples' embeddings and their negation polarity (see
 memory.preferences). Prints the validation numbers it chose by.
+
+Other voices: each example gets `--variants` generated variants (`variants`: typos, lowercase
+chat register, hedges and discourse words, carrier words around it), made after the split so a
+variant never crosses it. `--none-corpus` adds messages of a public corpus (LoCoMo's turns) that
+state no preference about how to be helped, as "none" examples: people talking about their
+lives in their own words. They are drawn seeded, skipping any the rule phrases read, and only
+their weights' effect is shipped (their embeddings are not kept: the polarity check needs the
+settings' examples only); the corpus is not shipped.
 """
 
 from __future__ import annotations
@@ -32,6 +41,65 @@ def _examples(bank: dict) -> tuple[list[str], list[str]]:
         texts.append(t)
         labels.append(preferences.NONE)
     return texts, labels
+
+
+_CARRIERS = (("ugh ", ""), ("ok so ", ""), ("honestly ", ""), ("hey, ", ""), ("", " pls"), ("", " thanks"),
+             ("", " lol"), ("", ", I'm on my phone"), ("", ", long day"), ("tbh ", ""), ("also ", ""),
+             ("", " if that's ok"), ("maybe ", ""), ("I think ", ""), ("", " from now on"), ("", " please"))
+
+
+def _typo(word: str, rng) -> str:
+    if len(word) < 4 or not word.isalpha():
+        return word
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    if kind == 1:
+        return word[:i] + word[i + 1:]
+    return word[:i] + word[i] + word[i:]
+
+
+def variants(text: str, n: int, rng) -> list[str]:
+    """`n` generated variants of an example, in other registers: a typo or two, lowercase without
+    end punctuation, a hedge or discourse word or a carrier phrase around it. Seeded by `rng`."""
+    out = []
+    for _ in range(n):
+        t = text
+        if rng.random() < 0.7:
+            t = t.rstrip(".!").lower() if rng.random() < 0.8 else t.rstrip(".!")
+        words = t.split()
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            if words:
+                k = rng.randrange(len(words))
+                words[k] = _typo(words[k], rng)
+        t = " ".join(words)
+        pre, post = rng.choice(_CARRIERS)
+        if rng.random() < 0.6:
+            t = pre + t + post
+        if t != text and t not in out:
+            out.append(t)
+    return out
+
+
+def corpus_none(path: str, count: int, seed: int) -> list[str]:
+    """Turns of a LoCoMo file that the rule phrases read no preference in, drawn seeded."""
+    import random
+    import re as _re
+
+    from memory.extract import preference_phrases
+
+    data = json.loads(open(path, encoding="utf-8").read())
+    texts = [t["text"] for conv in data for k, v in conv["conversation"].items() if _re.fullmatch(r"session_\d+", k)
+             for t in v if 3 <= len(t["text"].split()) <= 40]
+    random.Random(seed).shuffle(texts)
+    out = []
+    for t in texts:
+        if not preference_phrases(t, "personal")[1]:
+            out.append(t)
+        if len(out) >= count:
+            break
+    return out
 
 
 def _fit(X, y, seed: int, C: float):
@@ -84,6 +152,9 @@ def main(argv=None) -> int:
                     help="the threshold is the lowest whose validation precision reaches this")
     ap.add_argument("--out", default=str(preferences.MODEL))
     ap.add_argument("--compare-knn", action="store_true", help="also report a kNN classifier on the same split")
+    ap.add_argument("--variants", type=int, default=2, help="generated variants per example (0: none)")
+    ap.add_argument("--none-corpus", default=None, help="a LoCoMo file: its turns stating no preference join 'none'")
+    ap.add_argument("--none-count", type=int, default=1500)
     a = ap.parse_args(argv)
 
     from sklearn.model_selection import train_test_split
@@ -92,13 +163,33 @@ def main(argv=None) -> int:
 
     raw = preferences.BANK.read_bytes()
     bank = json.loads(raw)
-    texts, labels = _examples(bank)
+    base_texts, base_labels = _examples(bank)
+    classes = sorted(set(base_labels))
+    base_y = np.array([classes.index(lab) for lab in base_labels])
+    base_idx = np.arange(len(base_texts))
+    tr0, va0 = train_test_split(base_idx, test_size=0.2, random_state=a.seed, stratify=base_y)
+    import random
+
+    rng = random.Random(a.seed)
+    texts, labels, part = [], [], []
+    for i in base_idx:  # originals, then their variants: each on the side of the split its original is on
+        side = "va" if i in set(va0.tolist()) else "tr"
+        for t in [base_texts[i], *variants(base_texts[i], a.variants, rng)]:
+            texts.append(t)
+            labels.append(base_labels[i])
+            part.append(side)
+    external = corpus_none(a.none_corpus, a.none_count, a.seed) if a.none_corpus else []
+    n_kept = len(texts)  # the examples whose embeddings ship (the polarity check's neighbours)
+    for t in external:
+        texts.append(t)
+        labels.append(preferences.NONE)
+        part.append("tr" if rng.random() < 0.8 else "va")
     X = embeddings.default().encode(texts)
     neg = np.array([preferences.negated(d) for d in nlp.parse_many(texts)])
-    classes = sorted(set(labels))
     y = np.array([classes.index(lab) for lab in labels])
-    idx = np.arange(len(texts))
-    tr, va = train_test_split(idx, test_size=0.2, random_state=a.seed, stratify=y)
+    tr = np.array([i for i, p in enumerate(part) if p == "tr"])
+    va = np.array([i for i, p in enumerate(part) if p == "va"])
+    tr_kept = np.array([i for i in tr if i < n_kept])
 
     clf = _fit(X[tr], y[tr], a.seed, a.C)
     logits = X[va] @ clf.coef_.T + clf.intercept_
@@ -123,7 +214,7 @@ def main(argv=None) -> int:
     gold = [labels[i] for i in va]
     chosen, rows = None, []
     for th in np.arange(0.05, 0.96, 0.05):
-        pred = predict(p, X[va], neg[va], X[tr], y[tr], neg[tr], th)
+        pred = predict(p, X[va], neg[va], X[tr_kept], y[tr_kept], neg[tr_kept], th)
         m = _prf(pred, gold)
         rows.append((round(float(th), 2), m))
         if chosen is None and m["precision"] >= a.min_precision:
@@ -147,11 +238,13 @@ def main(argv=None) -> int:
 
     final = _fit(X, y, a.seed, a.C)
     meta = {"bank": "bank-v1.json", "bank_sha256": hashlib.sha256(raw).hexdigest(), "seed": a.seed, "C": a.C,
-            "temperature": T, "threshold": chosen[0], "validation": chosen[1], "examples": len(texts),
+            "temperature": T, "threshold": chosen[0], "validation": chosen[1], "examples": n_kept,
+            "variants": a.variants, "external_none": len(external),
+            "external_sha256": hashlib.sha256(open(a.none_corpus, "rb").read()).hexdigest()[:16] if external else None,
             "embedding": embeddings.MODEL_NAME, "classes": len(classes)}
     np.savez_compressed(a.out, W=(final.coef_ / T).astype(np.float32), b=(final.intercept_ / T).astype(np.float32),
-                        labels=np.array(classes), threshold=np.float32(chosen[0]), ex_vecs=X.astype(np.float16),
-                        ex_label=y.astype(np.int16), ex_negated=neg, meta=json.dumps(meta))
+                        labels=np.array(classes), threshold=np.float32(chosen[0]), ex_vecs=X[:n_kept].astype(np.float16),
+                        ex_label=y[:n_kept].astype(np.int16), ex_negated=neg[:n_kept], meta=json.dumps(meta))
     print(f"wrote {a.out}: {len(classes)} classes, threshold {chosen[0]:.2f}, bank sha256 {meta['bank_sha256'][:12]}")
     return 0
 
