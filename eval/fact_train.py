@@ -90,11 +90,7 @@ def main(argv=None) -> int:
     msc = fs.msc_rows(a.msc, ("train",))
     rng.shuffle(msc)
     train["msc"] = msc[: a.msc_lines]
-    spc = fs.spc_rows(a.spc, ("train",), tau)
-    convs = sorted({r.id.split("/")[1] for r in spc})
-    rng.shuffle(convs)
-    keep = set(convs[: a.spc_conversations])
-    train["spc"] = [r for r in spc if r.id.split("/")[1] in keep]
+    train["spc"] = fs.spc_rows(a.spc, ("train",), tau, a.spc_conversations)
     texts, labels, counts = [], [], {}
     for src, rows in train.items():
         X, y = _labelled(rows, tau)
@@ -112,8 +108,8 @@ def main(argv=None) -> int:
     w, b = clf.coef_[0].astype(np.float32), float(clf.intercept_[0])
 
     # the threshold, on the dev splits: the whole reader's precision on each source
-    dev = {"locomo": fs.locomo_rows(a.locomo, ("dev",)), "msc": fs.msc_rows(a.msc, ("valid",))[:1500],
-           "spc": fs.spc_rows(a.spc, ("dev",), tau)}
+    dev = {"locomo": fs.locomo_rows(a.locomo, ("dev",)), "msc": fs.load("msc", a.msc, ("dev",), 1500),
+           "spc": fs.spc_rows(a.spc, ("dev",), tau, 150)}
     read = {s: _candidates([r.text for r in rows]) for s, rows in dev.items()}
     probs = {s: [1 / (1 + np.exp(-(fs.embed([c.text for c in cands]) @ w + b))) if cands else np.zeros(0)
                  for _, cands in rd] for s, rd in read.items()}

@@ -30,7 +30,7 @@ Metrics per source and split:
                (`unlabelled`): the corpora do not say whether those are facts.
 
     python -m eval.factsources measure --locomo PATH [--msc PATH] [--spc DIR] [--split test]
-                                       [--road rules|learned|both] [--json]
+                                       [--road rules|learned|both] [--limit N] [--json]
 """
 
 from __future__ import annotations
@@ -160,8 +160,9 @@ def _spc_file(path, split: str) -> Path:
     return p
 
 
-def spc_rows(path, splits=("test",), threshold: float | None = None) -> list[Row]:
-    """Utterances with the persona lines the matcher assigns them (see the module doc)."""
+def spc_rows(path, splits=("test",), threshold: float | None = None, limit: int | None = None) -> list[Row]:
+    """Utterances with the persona lines the matcher assigns them (see the module doc); `limit`:
+    at most that many conversations of each file, drawn seeded (the split is drawn first)."""
     threshold = THRESHOLD if threshold is None else threshold
     rows = []
     for split in ("valid", "test"):
@@ -182,14 +183,16 @@ def spc_rows(path, splits=("test",), threshold: float | None = None) -> list[Row
                         "User 2": [x for x in r[1].splitlines() if x.strip()]}
             turns = [m.groups() for m in (re.match(r"\s*(User [12]):\s*(.*)", x) for x in r[2].splitlines()) if m]
             convs.append((i, personas, turns))
+        rng = random.Random(7)
+        sides = {i: "test" if split == "test" else ("dev" if rng.random() < 0.2 else "train") for i, _, _ in convs}
+        convs = [c for c in convs if sides[c[0]] in wanted]
+        if limit is not None and len(convs) > limit:
+            convs = sorted(random.Random(11).sample(convs, limit))
         lines = [x for _, p, _ in convs for ls in p.values() for x in ls]
         utts = [t for _, _, ts in convs for _, t in ts]
         vec = dict(zip(lines + utts, embed(lines + utts)))
-        rng = random.Random(7)
         for i, personas, turns in convs:
-            s = "test" if split == "test" else ("dev" if rng.random() < 0.2 else "train")
-            if s not in wanted:
-                continue
+            s = sides[i]
             assigned: dict[int, list[str]] = {}
             pool = {u: [third(x, "Alex") for x in ls] for u, ls in personas.items()}
             for u, ls in personas.items():
@@ -328,21 +331,23 @@ def score(rows: list[Row], claims: list[list[str]], tau: float) -> dict:
             "precision": round(pred_hit / pred_n, 3) if pred_n else None}
 
 
-def load(source: str, path, splits) -> list[Row]:
+def load(source: str, path, splits, limit: int | None = None) -> list[Row]:
+    """A source's rows; `limit` draws that many conversations of SPC, lines of MSC (seeded)."""
     if source == "locomo":
         return locomo_rows(path, splits)
     if source == "msc":
-        return msc_rows(path, tuple("valid" if s == "dev" else s for s in splits))
+        rows = msc_rows(path, tuple("valid" if s == "dev" else s for s in splits))
+        return sorted(random.Random(11).sample(rows, limit), key=lambda r: r.id) if limit and len(rows) > limit else rows
     if source == "spc":
-        return spc_rows(path, splits, threshold())
+        return spc_rows(path, splits, threshold(), limit)
     raise ValueError(f"unknown source {source!r}")
 
 
-def measure(paths: dict[str, str], split: str = "test", road: str = "both") -> dict:
+def measure(paths: dict[str, str], split: str = "test", road: str = "both", limit: int | None = None) -> dict:
     tau = threshold()
     out = {}
     for source, path in paths.items():
-        rows = load(source, path, (split,))
+        rows = load(source, path, (split,), limit)
         out[source] = {"split": split, "road": road, "threshold": tau,
                        **score(rows, read_claims([r.text for r in rows], road), tau)}
     return out
@@ -406,6 +411,8 @@ def main(argv=None) -> int:
     m.add_argument("--spc", help="the Synthetic-Persona-Chat folder (or its data/ folder)")
     m.add_argument("--split", default="test", choices=("train", "dev", "test"))
     m.add_argument("--road", default="both", choices=("both", "rules", "learned"))
+    m.add_argument("--limit", type=int, default=None,
+                   help="at most this many SPC conversations and MSC lines, drawn seeded (LoCoMo is read whole)")
     m.add_argument("--json", action="store_true")
     h = sub.add_parser("handcheck", help="show the matcher's labelled sample (LoCoMo text, never committed)")
     h.add_argument("--locomo", required=True)
@@ -425,7 +432,7 @@ def main(argv=None) -> int:
         print("give at least one source: --locomo PATH, --msc PATH, --spc DIR", file=sys.stderr)
         return 2
     try:
-        res = measure(paths, a.split, a.road)
+        res = measure(paths, a.split, a.road, a.limit)
     except ValueError as e:
         print(str(e), file=sys.stderr)
         return 2

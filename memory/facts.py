@@ -61,6 +61,8 @@ _PLAN_TIME = re.compile(r"\b(tomorrow|tonight|next|soon|this (?:week|weekend|mon
                         r"autumn|fall)|in (?:january|february|march|april|may|june|july|august|september|october|"
                         r"november|december|the spring|the summer|the autumn|the fall|the winter|the new year)|"
                         r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                        r"(?:on|in|for|from) (?:the )?\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*|"
+                        r"(?:on|in|for|from) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w* \d{1,2}(?:st|nd|rd|th)?|"
                         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|till|until|later)\b", re.I)
 _RELATIVE = re.compile(r"\b(yesterday|today|tomorrow|tonight|next|last|this|ago|weekend)\b", re.I)
 _FUTURE_AUX = {"will", "'ll", "shall", "wo", "gon", "going"}
@@ -239,6 +241,11 @@ def not_stated(pred) -> str | None:
             return "supposed"
         if any(c.dep_ == "aux" and c.lower_ in lex["hedge_modals"] for c in t.children):
             return "supposed"
+        if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("if", "unless") for m in c.children)
+               for c in t.children):
+            return "supposed"  # "if my sister visits we will go out"
+        if any(c.dep_ == "advmod" and c.lower_ in ("maybe", "perhaps", "possibly", "hopefully") for c in t.children):
+            return "supposed"  # "maybe I'll sign up one day"
         if t is pred and _no_longer(t):
             return "ended"
         if _negated(t):
@@ -741,6 +748,12 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
                 noun = m.rel if m.rel.endswith("s") else m.rel + "s"
             found.append(Fact(f"Has {count} {noun} called {names}", None,
                               _CATEGORY[m.category], _span(doc, set(range(m.span[0], m.span[1] + 1)))))
+        elif m.rel not in _EVERYONE and _stated_around(doc[min(m.tokens)]):
+            # "my partner thinks I work too much": someone of theirs named by the relation alone
+            plural = m.rel.endswith("s") and m.rel[:-1] in lexicon()["relations"]
+            noun = m.rel if plural else ("an " if m.rel[:1] in "aeiou" else "a ") + m.rel
+            found.append(Fact(f"Has {noun}", None, _CATEGORY[m.category],
+                              _span(doc, set(range(m.span[0], m.span[1] + 1)))))
     for tok in doc:
         if tok.sent.start in questions or tok.pos_ not in ("VERB", "AUX"):
             continue
@@ -778,6 +791,10 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
                 cands.append(c)
     found += _dates(doc, ms)
     found += _name(doc)
+    # "Has a brother" says nothing another claim of the message does not ("Brother is an electrician")
+    found = [f for f in found if not (f.text.startswith("Has ") and f.slot is None and not f.ends and len(f.text.split()) <= 3
+                                      and any(g is not f and f.text.split()[-1].lower() in g.text.lower().split()
+                                              for g in found))]
     seen, out = set(), []
     for f in found:
         k = f.text.lower()
@@ -785,6 +802,18 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
             seen.add(k)
             out.append(f)
     return out, [c for c in cands if c.text.lower() not in seen]
+
+
+_EVERYONE = {"parent", "parents", "mom", "mum", "mother", "dad", "father", "mothers", "fathers", "moms", "mums", "dads",
+             "pet", "pets", "ex"}
+
+
+def _stated_around(tok) -> bool:
+    """The clause a mention sits in is stated (its verb passes `not_stated`)."""
+    t = tok
+    while t.pos_ not in ("VERB", "AUX") and t.head.i != t.i:
+        t = t.head
+    return t.pos_ in ("VERB", "AUX") and not_stated(t) is None
 
 
 _VAGUE = {"it", "that", "this", "so", "too", "them", "those", "these", "one", "things", "stuff", "lot", "sure"}

@@ -169,3 +169,32 @@ def test_held_out_set_meets_the_goals():
     rows = facts_eval.load("tests/data/facts/test.jsonl")
     r = facts_eval.score(rows, facts_eval.rule_claims([row["text"] for row in rows]))
     assert r["recall"] >= 0.70 and r["precision"] >= 0.80 and r["opposite"] == 0
+
+
+@pytest.mark.parametrize("message", [
+    # written for this test: every gate stands before the learned road too
+    "I never went back to that climbing gym.",                   # negated
+    "If I signed up for the pottery course I'd need a new apron.",  # supposed
+    "Did I tell you I started a pottery course?",                # asked
+    'Her note said "I started a pottery course".',                # someone else's words
+    "Maybe I'll sign up for the pottery course one day.",         # hedged
+])
+def test_the_learned_road_sees_no_clause_that_is_not_stated(message):
+    _, candidates = facts.read_doc(facts.nlp.parse(facts.blank_quotes(message)))
+    assert candidates == []
+
+
+def test_the_learned_road_is_given_what_no_rule_reads_in_the_third_person():
+    found, candidates = facts.read_doc(facts.nlp.parse("Honestly I started a pottery course with my cousin last week!"))
+    assert found == [] and [c.text for c in candidates] == ["Started a pottery course with their cousin last week"]
+    assert candidates[0].about is None and "pottery course" in candidates[0].evidence
+
+
+def test_the_shipped_fact_classifier_was_trained_without_a_test_split():
+    from memory import fact_classifier
+
+    m = fact_classifier.model()
+    assert m is not None and m.w.shape == (384,) and 0 < m.threshold < 1
+    assert set(m.meta["training"]) == {"locomo", "msc", "spc", "project-dev"}  # train splits + dev.jsonl only
+    assert m.meta["matcher_threshold"] == json.loads(
+        (facts_eval.Path(__file__).parents[1] / "eval" / "data" / "fact-matcher-handcheck-v1.json").read_text())["threshold"]
