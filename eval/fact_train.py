@@ -33,10 +33,9 @@ DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "facts" / "de
 
 
 def _candidates(texts: list[str]):
-    from memory import facts, nlp
+    from memory import facts
 
-    docs = nlp.parse_many([facts.blank_quotes(t) for t in texts])
-    return [facts.read_doc(d) for d in docs]
+    return [facts.read_doc(d) for d in fs.parse(texts)]
 
 
 def _labelled(rows: list[fs.Row], tau: float):
@@ -77,6 +76,8 @@ def main(argv=None) -> int:
     ap.add_argument("--min-precision", type=float, default=0.85)
     ap.add_argument("--msc-lines", type=int, default=3000, help="MSC train lines drawn (seeded)")
     ap.add_argument("--spc-conversations", type=int, default=400, help="SPC train conversations drawn (seeded)")
+    ap.add_argument("--dev-msc-lines", type=int, default=1500, help="MSC valid lines the threshold is chosen on")
+    ap.add_argument("--dev-spc-conversations", type=int, default=150, help="SPC dev conversations likewise")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
 
@@ -108,8 +109,8 @@ def main(argv=None) -> int:
     w, b = clf.coef_[0].astype(np.float32), float(clf.intercept_[0])
 
     # the threshold, on the dev splits: the whole reader's precision on each source
-    dev = {"locomo": fs.locomo_rows(a.locomo, ("dev",)), "msc": fs.load("msc", a.msc, ("dev",), 1500),
-           "spc": fs.spc_rows(a.spc, ("dev",), tau, 150)}
+    dev = {"locomo": fs.locomo_rows(a.locomo, ("dev",)), "msc": fs.load("msc", a.msc, ("dev",), a.dev_msc_lines),
+           "spc": fs.spc_rows(a.spc, ("dev",), tau, a.dev_spc_conversations)}
     read = {s: _candidates([r.text for r in rows]) for s, rows in dev.items()}
     probs = {s: [1 / (1 + np.exp(-(fs.embed([c.text for c in cands]) @ w + b))) if cands else np.zeros(0)
                  for _, cands in rd] for s, rd in read.items()}
@@ -130,7 +131,7 @@ def main(argv=None) -> int:
         print(json.dumps(row) + ("   <- chosen" if row is chosen else ""))
     sha = {k: hashlib.sha256(Path(p).read_bytes()).hexdigest()[:16] if Path(p).is_file() else None
            for k, p in (("locomo", a.locomo), ("msc", a.msc))}
-    meta = {"seed": a.seed, "C": a.C, "matcher_threshold": tau, "training": counts, "threshold": chosen["threshold"],
+    meta = {"seed": a.seed, "dev_sizes": {s: len(rows) for s, rows in dev.items()}, "C": a.C, "matcher_threshold": tau, "training": counts, "threshold": chosen["threshold"],
             "dev": {s: chosen[s] for s in dev}, "sources_sha256": sha, "min_precision": a.min_precision}
     out = Path(a.out) if a.out else fact_classifier.MODEL
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,9 @@ Lena lives in Porto") and the fact in the third person, accepted at or above THR
 on a hand-labelled sample of 100 LoCoMo (claim, observation) pairs (eval/data/fact-matcher-
 handcheck-v1.json: ids and verdicts only; `python -m eval.factsources handcheck` rebuilds it).
 
-Metrics per source and split:
+Metrics per source and split (each with a Wilson 95% interval: over facts for recall, over
+claims for precision; facts of one conversation are not independent, so read them as a floor on
+the uncertainty):
     recall     facts of the scored rows matched by a claim read from their own message / facts
     precision  claims read from messages that state at least one fact, matching some fact of the
                same speaker in the same session (conversation for spc, the line for msc) / those
@@ -251,6 +253,61 @@ def embed(texts: list[str]) -> np.ndarray:
     return np.stack([_VECS[k] for k in keys]) if keys else np.zeros((0, 384), np.float32)
 
 
+_DOCS: dict | None = None
+_NEW_DOCS: dict = {}
+
+
+def _parse_dir() -> Path:
+    from memory import nlp
+
+    meta = nlp.nlp().meta
+    return CACHE / f"parses-{meta.get('name', 'spacy')}-{meta.get('version', '0')}"
+
+
+def _flush_docs() -> None:
+    from spacy.tokens import DocBin
+
+    if not _NEW_DOCS:
+        return
+    d = _parse_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    keys = list(_NEW_DOCS)
+    name = hashlib.sha1("".join(keys).encode()).hexdigest()[:16]
+    DocBin(docs=[_NEW_DOCS[k] for k in keys]).to_disk(d / f"{name}.spacy")
+    (d / f"{name}.keys").write_text("\n".join(keys))
+    _NEW_DOCS.clear()
+
+
+def parse(texts: list[str]) -> list:
+    """spaCy Docs of the texts (quotes blanked, as the product reads them), cached on disk
+    under CACHE by text hash and model version: parsing is the slow part of every run here
+    (~50 ms a message on an idle core), the rules that read a Doc change far more often."""
+    global _DOCS
+    from spacy.tokens import DocBin
+
+    from memory import facts, nlp
+
+    if _DOCS is None:
+        import atexit
+
+        _DOCS = {}
+        d = _parse_dir()
+        for kf in sorted(d.glob("*.keys")) if d.exists() else []:
+            keys = kf.read_text().split("\n")
+            docs = DocBin().from_disk(kf.with_suffix(".spacy")).get_docs(nlp.nlp().vocab)
+            _DOCS.update(zip(keys, docs))
+        atexit.register(_flush_docs)
+    blanked = [facts.blank_quotes(t) for t in texts]
+    keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in blanked]
+    todo = list({k: t for k, t in zip(keys, blanked) if k not in _DOCS}.items())
+    for start in range(0, len(todo), 2000):  # flushed as it goes: a long run that stops keeps its work
+        chunk = todo[start: start + 2000]
+        for (k, _), doc in zip(chunk, nlp.parse_many([t for _, t in chunk])):
+            _DOCS[k] = _NEW_DOCS[k] = doc
+        _flush_docs()
+    return [_DOCS[k] for k in keys]
+
+
 def prime(rows: list[Row], claims: list[list[str]]) -> None:
     """Embed everything a score will compare in one batch (fast), instead of row by row."""
     texts = [said_of(c, r.speaker) for r, cs in zip(rows, claims) for c in cs]
@@ -293,12 +350,8 @@ def read_claims(texts: list[str], road: str = "both") -> list[list[str]]:
     """What the product's fact reader proposes for each message alone (memory.facts)."""
     from memory import facts
 
-    docs_texts = [facts.blank_quotes(t) for t in texts]
     out = []
-    from memory import nlp
-
-    docs = nlp.parse_many(docs_texts)
-    read = [facts.read_doc(d) for d in docs]
+    read = [facts.read_doc(d) for d in parse(texts)]
     if road == "candidates":  # every stated clause: what the learned road chooses from
         return [[f.text for f in rule] + [c.text for c in cands] for rule, cands in read]
     if road in ("both", "learned"):
@@ -326,9 +379,15 @@ def score(rows: list[Row], claims: list[list[str]], tau: float) -> dict:
             pred_hit += int((simp >= tau).any(axis=1).sum()) if cs else 0
         else:
             unlabelled += len(cs)
+    from eval.metrics import wilson
+
+    def ci(k, n):
+        iv = wilson(k, n) if n else None
+        return [round(iv[0], 3), round(iv[1], 3)] if iv else None
+
     return {"messages": len(rows), "facts": facts_n, "claims_scored": pred_n, "unlabelled_claims": unlabelled,
-            "recall": round(facts_hit / facts_n, 3) if facts_n else None,
-            "precision": round(pred_hit / pred_n, 3) if pred_n else None}
+            "recall": round(facts_hit / facts_n, 3) if facts_n else None, "recall_ci95": ci(facts_hit, facts_n),
+            "precision": round(pred_hit / pred_n, 3) if pred_n else None, "precision_ci95": ci(pred_hit, pred_n)}
 
 
 def load(source: str, path, splits, limit: int | None = None) -> list[Row]:
@@ -441,7 +500,8 @@ def main(argv=None) -> int:
     else:
         for src, r in res.items():
             print(f"{src} ({r['split']}, road {r['road']}, matcher >= {r['threshold']}): {r['messages']} messages, "
-                  f"{r['facts']} facts; recall {r['recall']} precision {r['precision']} "
+                  f"{r['facts']} facts; recall {r['recall']} {r['recall_ci95']} precision {r['precision']} "
+                  f"{r['precision_ci95']} "
                   f"({r['claims_scored']} claims scored, {r['unlabelled_claims']} from messages with no fact)")
     return 0
 
