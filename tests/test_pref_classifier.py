@@ -44,6 +44,9 @@ def test_the_shipped_weights_were_trained_from_this_bank():
     assert set(m.labels) == {f"{a.name}={s}" for a in INV.attributes.values() for s in a.settings} | {"none"}
     assert m.W.shape == (len(m.labels), 384) and 0 < m.threshold < 1
     assert len(m.ex_label) == len(m.ex_vecs) == len(m.ex_negated) == m.meta["examples"]
+    # threshold chosen on 5 held-out folds of the bank, at the precision goal of the training run
+    assert m.meta["folds"] == 5 and abs(m.threshold - m.meta["threshold"]) < 1e-6
+    assert m.meta["validation"]["precision"] >= 0.8
 
 
 def test_validation_metrics_on_hand_computed_cases():
