@@ -122,6 +122,9 @@ def turn(
                       carried=sess.carried, clock=clock)
     if learned:
         trace.interaction["learned"] = learned
+        if wrapped.shown and (ack := ix_state.acknowledgement(learned, context)):
+            wrapped.shown = f"{ack}\n\n{wrapped.shown}"  # a learned preference is said, in one line
+            trace.interaction["acknowledged"] = ack
 
     # 8 log
     return finish(ctx, msg, wrapped, sess, trace, state, clock, started, at)

@@ -6,13 +6,17 @@ when every entry has a word of the claim starting with one of its stems (lowerca
 
     recall     gold claims matched by some claim extracted from the same message / gold claims
     precision  extracted claims matching a gold or optional item of their message / extracted claims
-    opposite   extracted claims holding every stem of a `forbid` item with no negation word:
-               a negated, supposed, asked or quoted statement stored as if it were said (goal: 0)
+    opposite   extracted claims holding every stem of a `forbid` item with no negation or
+               past-state word ("no longer", "used to"): a negated, supposed, asked or quoted
+               statement stored as if it were said (goal: 0)
 
 A claim may match more than one gold item of its message ("Sister Lena lives in Porto" states
 both the sister and where she lives).
 
-    python -m eval.facts_eval tests/data/facts/dev.jsonl [--verbose]
+Rows may name a `persona` (an author's sets of several speakers): numbers are then also given
+per persona. Every file given is scored on its own, never pooled with another.
+
+    python -m eval.facts_eval tests/data/facts/dev.jsonl [OTHER.jsonl ...] [--verbose] [--road both|rules] [--no-timing]
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-_NEG = {"not", "never", "no", "doesn't", "don't", "isn't", "hasn't"}
+_NEG = {"not", "never", "no", "doesn't", "don't", "isn't", "hasn't", "longer", "used", "anymore", "formerly"}
 
 
 def load(path) -> list[dict]:
@@ -64,21 +68,31 @@ def score(rows: list[dict], predicted: list[list[str]]) -> dict:
             if any(matches(p, f) for f in row.get("forbid", [])) and not set(_words(p)) & _NEG:
                 opposite += 1
                 opposites.append((row["id"], p))
-    return {"messages": len(rows), "gold": gold, "extracted": n_pred,
-            "recall": round(tp_gold / gold, 3) if gold else None,
-            "precision": round(tp_pred / n_pred, 3) if n_pred else None,
-            "opposite": opposite, "by_kind": {k: f"{a}/{b}" for k, (a, b) in sorted(by_kind.items())},
-            "misses": misses, "wrong": wrong, "opposites": opposites}
+    out = {"messages": len(rows), "gold": gold, "extracted": n_pred,
+           "recall": round(tp_gold / gold, 3) if gold else None,
+           "precision": round(tp_pred / n_pred, 3) if n_pred else None,
+           "opposite": opposite, "by_kind": {k: f"{a}/{b}" for k, (a, b) in sorted(by_kind.items())},
+           "misses": misses, "wrong": wrong, "opposites": opposites}
+    personas = sorted({r["persona"] for r in rows if r.get("persona")})
+    if personas:
+        out["by_persona"] = {}
+        for p in personas:
+            sub = [(r, c) for r, c in zip(rows, predicted) if r.get("persona") == p]
+            s = score([r for r, _ in sub], [c for _, c in sub])
+            out["by_persona"][p] = {k: s[k] for k in ("messages", "gold", "extracted", "recall", "precision", "opposite")}
+    return out
 
 
-def rule_claims(texts: list[str]) -> list[list[str]]:
-    """Claims the product's rule-based extractor proposes for each message alone."""
+def rule_claims(texts: list[str], road: str = "both") -> list[list[str]]:
+    """Claims the product's extractor proposes for each message alone (road "rules": the parse
+    rules without the learned road)."""
     from memory import extract
     from memory.messages import Message
 
     out = []
     for i, t in enumerate(texts):
-        props = extract.RuleExtractor().propose([Message(i + 1, "p", i + 1, f"day1-{i + 1}", "user", t, "ts", "personal")])
+        props = extract.RuleExtractor(learned=road != "rules").propose(
+            [Message(i + 1, "p", i + 1, f"day1-{i + 1}", "user", t, "ts", "personal")])
         out.append([p.text for p in props if p.kind == "claim"])
     return out
 
@@ -118,10 +132,18 @@ def timing(texts: list[str], repeats: int = 3) -> dict:
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
-    for path in [a for a in argv if not a.startswith("--")]:
-        rows = load(path)
-        result = score(rows, rule_claims([r["text"] for r in rows]))
-        result.update(timing([r["text"] for r in rows]))
+    road = "rules" if "--road=rules" in argv or ("--road" in argv and argv[argv.index("--road") + 1] == "rules") else "both"
+    paths = [a for i, a in enumerate(argv) if not a.startswith("--") and not (i and argv[i - 1] == "--road")]
+    for path in paths:
+        try:
+            rows = load(path)
+        except (OSError, ValueError) as e:
+            print(f"cannot read the fact set {path}: {e}", file=sys.stderr)
+            sys.exit(2)
+        result = score(rows, rule_claims([r["text"] for r in rows], road))
+        result["road"] = road
+        if "--no-timing" not in argv:
+            result.update(timing([r["text"] for r in rows]))
         if not verbose:
             for k in ("misses", "wrong", "opposites"):
                 result[k] = len(result[k])

@@ -6,7 +6,11 @@ Messages: the neutral and correction texts of the shipped suite (eval/data/prefs
 one at a time, as the turn sees them. Three timings per message, medians and 95th percentiles:
 `parse` (spaCy), `cold` (the whole read with an empty embedding cache) and `warm` (the whole read
 when the message's own text was just embedded, as the turn does when it stores the message: a
-one-clause message then costs no embedding).
+one-clause message then costs no embedding). And `reply_path`: the turn's own `learn` lap (the
+preference read with its verification and merge, step 2b of companion.turn) over the same
+messages said through `turn` with the echo model in a throw-away store, read from each trace.
+The goal is a p50 of 25 ms or less; CPU time is printed beside wall clock (a loaded machine
+inflates wall clock), and ratios are within one run.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ def main(argv=None) -> int:
         emb.encode([t.strip()])
         timed("warm", lambda: preferences.find(t, "work", rules=extract.preference_phrases))
     out = {"messages": len(texts), **{k: _stats(v) for k, v in times.items()}, "torch_threads": torch.get_num_threads()}
+    out["reply_path"] = _reply_path(texts)
     if a.json:
         print(json.dumps(out))
     else:
@@ -75,7 +80,33 @@ def main(argv=None) -> int:
               f"warm (message already embedded by the turn) {out['warm']}. CPU time of this process (what the "
               f"work costs when it is not waiting for a core): parse {out['parse_cpu']}, cold {out['cold_cpu']}, "
               f"warm {out['warm_cpu']}")
+        print(f"reply path (the turn's 'learn' lap, {out['reply_path']['turns']} turns, echo model): "
+              f"{out['reply_path']['learn']} (goal: median <= 25 ms)")
     return 0
+
+
+def _reply_path(texts: list[str]) -> dict:
+    import tempfile
+    from datetime import datetime, timedelta, timezone
+
+    from companion.settings import Settings
+    from companion.turn import turn
+    from consent import records
+    from memory.store import Store
+
+    with tempfile.TemporaryDirectory() as home:
+        store = Store(home)
+        try:
+            records.accept(store, "bench", tz="UTC")
+            settings = Settings(home=home, model="echo")
+            t0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+            laps = []
+            for i, t in enumerate(texts):
+                r = turn(store, "bench", t, "work" if i % 2 else "personal", settings, at=t0 + timedelta(minutes=i))
+                laps.append(r.trace.latency_ms["learn"] / 1000)
+        finally:
+            store.close()
+    return {"turns": len(laps), "learn": _stats(laps)}
 
 
 if __name__ == "__main__":

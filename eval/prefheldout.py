@@ -1,7 +1,10 @@
 """Precision and recall of preference extraction on a labelled message set (the held-out test set
 eval/data/prefs-heldout-v1.json by default).
 
-    python -m eval.prefheldout [--set PATH] [--road both|rules] [--json] [--show-errors]
+    python -m eval.prefheldout [--set PATH ...] [--road both|rules] [--json] [--show-errors]
+
+Each set given (prefs-heldout-v1 shape: {"items": [{"kind", "text", "said_in", "expect", "forbid"}]})
+is scored on its own and printed per set, never pooled.
 
 A unit is a (context, attribute, setting) a message states. Precision: share of stored units
 that are right; recall: share of stated units that were stored. "Opposites": messages where a
@@ -73,23 +76,32 @@ def score(items: list[dict], road: str = "both") -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.prefheldout", description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default=str(DEFAULT_SET))
+    ap.add_argument("--set", action="append", default=None, help="a labelled set (repeat for several; default: the shipped held-out set)")
     ap.add_argument("--road", choices=("both", "rules"), default="both")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show-errors", action="store_true")
     a = ap.parse_args(argv)
+    for path in a.set or [str(DEFAULT_SET)]:
+        code = _one(path, a)
+        if code:
+            return code
+    return 0
+
+
+def _one(path: str, a) -> int:
     try:
-        items = json.loads(Path(a.set).read_text())["items"]
-    except (OSError, ValueError, KeyError) as e:
-        print(f"cannot read the test set {a.set}: {e}", file=sys.stderr)
+        items = json.loads(Path(path).read_text())["items"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"cannot read the test set {path}: {e}", file=sys.stderr)
         return 2
     r = score(items, a.road)
+    r["set"] = path
     if not a.show_errors:
         r.pop("errors")
     if a.json:
         print(json.dumps(r, indent=1))
         return 0
-    print(f"{a.set} ({r['messages']} messages, {r['units']} stated units), road {r['road']}: "
+    print(f"{path} ({r['messages']} messages, {r['units']} stated units), road {r['road']}: "
           f"precision {r['precision']} recall {r['recall']} (stored {r['stored']}); exact messages "
           f"{r['exact_messages']}; opposites stored {r['opposites']}")
     for k, v in r["by_kind"].items():
@@ -100,7 +112,6 @@ def main(argv=None) -> int:
     for e in r.get("errors", []):
         print(f"  {e['kind']}: {e['text']!r} want {e['want']} got {e['got']}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,10 @@ those of memory.ix_attributes (data the IX inventory can adopt). Timing: memory.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
 from memory import derived, ix_attributes
 from memory.store import Store, StoreError
@@ -34,6 +37,59 @@ def _row(r, as_of: int | None = None) -> Cell:
 
 
 ITEMS = derived.Items("memory_cells", "cell", "preference cell", _row, order="context, attribute, valid_from, id")
+
+
+@lru_cache(maxsize=1)
+def scales() -> dict:
+    """Ordered attributes, acknowledgement lines (memory/data/prefs/scales-v1.json)."""
+    d = json.loads(resources.files("memory").joinpath("data/prefs/scales-v1.json").read_text(encoding="utf-8"))
+    d["restating_re"] = re.compile(d["restating"])
+    return d
+
+
+def stepped(attribute: str, asked: str, in_force: str, clause: str) -> str:
+    """What a message asking for `asked` sets when `in_force` already holds: on an ordered
+    attribute, one step further the way `asked` leans ("keep it short" while replies are already
+    brief -> terse; already terse stays terse); a clause that only says what the speaker likes
+    restates and moves nothing. On a monotone attribute a request never moves against its lean
+    ("keep it short" while terse stays terse). Otherwise `asked`."""
+    lean = scales()["scales"].get(attribute, {})
+    order = ix_attributes.ATTRIBUTES[attribute]["settings"]
+    if not lean.get(asked) or in_force not in order:
+        return asked
+    if asked != in_force:
+        beyond = (order.index(in_force) - order.index(asked)) * lean[asked] > 0
+        return in_force if beyond and attribute in scales().get("monotone", []) else asked
+    if scales()["restating_re"].search(derived.norm(clause)):
+        return asked
+    i = order.index(asked) + lean[asked]
+    return order[i] if 0 <= i < len(order) else asked
+
+
+def in_force(store: Store, participant: str, context: str, attribute: str, as_of: int | None = None) -> str:
+    """The cell's setting at the bound (None: now), else the context's default."""
+    for c in current(store, participant, context, as_of):
+        if c.attribute == attribute:
+            return c.setting
+    return ix_attributes.ATTRIBUTES[attribute]["default"].get(context, ix_attributes.ATTRIBUTES[attribute]["settings"][0])
+
+
+def acknowledgement(learned: list[dict], said_in: str) -> str | None:
+    """One short line saying what a message changed ("Got it: shorter replies from now on."):
+    for the cells it added or superseded, not for a restatement."""
+    d = scales()
+    lines = []
+    for x in learned:
+        if not ({"added", "superseded"} & set(x.get("cells", {}))):
+            continue
+        line = d["acknowledgements"].get(x["attribute"], {}).get(x["setting"])
+        if not line:
+            continue
+        if x["context"] != said_in:
+            line = line.rstrip(".") + f" ({d['in_context'][x['context']]})."
+        if line not in lines:
+            lines.append(line)
+    return " ".join(lines[:2]) or None
 
 
 def key_text(context: str, attribute: str, setting: str) -> str:

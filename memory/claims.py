@@ -10,6 +10,7 @@ by normalized text. Timing rules: see memory.derived.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from memory import derived
@@ -89,6 +90,35 @@ def add(store: Store, participant: str, *, text: str, category: str, sources: li
 
 
 current, all_, get = ITEMS.current, ITEMS.all_, ITEMS.get
+
+_NAMED = re.compile(r"^has (?:an?|two|three|\d+) [\w-]+ called (\w+)(?: and (\w+))?$")
+
+
+def ended_slot(store: Store, participant: str, slot: str | None, ends: list[str]) -> str | None:
+    """The slot a past state ("No longer lives in London", "Used to live in Madrid") fills: the
+    slot of the claim it ends when that claim names what ended (its current value closes,
+    keeping its end), else none: a past state of another value leaves the current one alone."""
+    if not slot:
+        return None
+    r = store.conn.execute("SELECT norm FROM memory_claims WHERE participant=? AND slot=? AND status='current'",
+                           (participant, slot)).fetchone()
+    return slot if r is not None and set(r["norm"].split()) & {e.lower() for e in ends} else None
+
+
+def end_named(store: Store, participant: str, ends: list[str], by: Claim) -> list[int]:
+    """"I'm not with Dan anymore": close the current "Has a boyfriend called Dan" claims (kept,
+    with their end at the past state's ordinal, pointing at it). Returns the closed ids."""
+    names = {e.lower() for e in ends}
+    closed = []
+    with store.transaction() as conn:
+        for r in conn.execute("SELECT id, norm, text FROM memory_claims WHERE participant=? AND status='current' "
+                              "AND id<>?", (participant, by.id)).fetchall():
+            m = _NAMED.match(r["norm"])
+            if m and names & {g for g in m.groups() if g}:
+                derived.supersede(conn, "memory_claims", "claim", participant, r["id"], by.id, by.valid_from,
+                                  by.from_dayid, {"text": r["text"], "ended": True}, r["text"])
+                closed.append(r["id"])
+    return closed
 
 
 def history(store: Store, participant: str, claim_id: int) -> dict:

@@ -89,22 +89,36 @@ def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Repor
         at = sources[-1][1]
         confidence = p.confidence if v.verdict == "supported" else round(p.confidence * 0.6, 3)
         if p.kind == "claim":
+            slot = claims.ended_slot(store, participant, p.slot, p.ends) if p.ends else p.slot
             prev = store.conn.execute(
                 "SELECT id FROM memory_claims WHERE participant=? AND slot=? AND status='current'",
-                (participant, p.slot)).fetchone() if p.slot else None
+                (participant, slot)).fetchone() if slot else None
             claim, action = claims.add(store, participant, text=p.text, category=p.category, sources=sources,
-                                       context=v.context or "personal", slot=p.slot, confidence=confidence,
+                                       context=v.context or "personal", slot=slot, confidence=confidence,
                                        verdict=v.verdict, origin=p.extractor)
             _count(report.claims, action)
+            if p.ends and action != "duplicate":
+                for old_id in claims.end_named(store, participant, p.ends, claim):
+                    _count(report.claims, "ended")
+                    old_line = filememory.line_for_origin(store, participant, f"claim:{old_id}")
+                    if old_line is not None:
+                        filememory.remove(store, participant, old_line.id)
             if action != "duplicate":
                 _line(store, participant, report, origin=f"claim:{claim.id}",
                       old_origin=f"claim:{prev['id']}" if prev and action == "superseded" else None,
                       scope=claim.context, text=claim.text, sources=sources, at=at, budget_chars=budget_chars)
         else:
             prev = store.conn.execute(
-                "SELECT id FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND status='current'",
-                (participant, ctx, p.attribute)).fetchone()
-            cell, action = cells.set_(store, participant, context=ctx, attribute=p.attribute, setting=p.setting,
+                "SELECT id, sources FROM memory_cells WHERE participant=? AND context=? AND attribute=? AND "
+                "status='current'", (participant, ctx, p.attribute)).fetchone()
+            if prev is not None and {d for d, _ in json.loads(prev["sources"])} & set(p.source_dayids):
+                _count(report.cells, "duplicate")  # this message set the cell already (in its turn)
+                continue
+            setting = cells.stepped(p.attribute, p.setting, cells.in_force(store, participant, ctx, p.attribute, at),
+                                    p.evidence)
+            if setting != p.setting:
+                _count(report.cells, "stepped")
+            cell, action = cells.set_(store, participant, context=ctx, attribute=p.attribute, setting=setting,
                                       sources=sources, evidence=p.evidence, verdict=v.verdict, origin=p.extractor)
             _count(report.cells, action)
             if action != "duplicate":

@@ -19,18 +19,20 @@ class RuleExtractor:
     memory.persona_rules); no model."""
 
     name = "rule"
-    version = "3"  # 2: persona statements; 3: facts from the parse (memory.facts)
+    version = "4"  # 2: persona statements; 3: facts from the parse (memory.facts); 4: the learned road, past states
 
-    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona")):
+    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona"), learned: bool = True):
         self.kinds = kinds  # the reply path asks for preferences only: it does not pay for the parse
+        self.learned = learned  # the fact reader's learned road (memory.fact_classifier)
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []
         users = [m for m in msgs if m.sender == "user"]  # never from companion messages: they may quote memory
-        parsed = facts.extract_many([m.text for m in users]) if "claim" in self.kinds else [[] for _ in users]
+        parsed = facts.extract_many([m.text for m in users], self.learned) if "claim" in self.kinds else [[] for _ in users]
         for m, found in zip(users, parsed):
             out += [Proposal("claim", f.text, [m.dayid], f.evidence, category=f.category, slot=f.slot,
-                             confidence=0.9, extractor=self.name) for f in found]
+                             confidence=0.9 if f.origin == "rule" else 0.7, ends=list(f.ends),
+                             extractor=self.name if f.origin == "rule" else f.origin) for f in found]
         for m in users:
             text = QUOTED.sub(" ", m.text)  # quoted text is someone else's words
             for s in SENTENCE.finditer(text):

@@ -46,6 +46,8 @@ class Fact:
     slot: str | None
     category: str
     evidence: str
+    ends: tuple = ()  # a past state ("No longer lives in London"): the words of what ended
+    origin: str = "rule"  # rule | fact-classifier (memory.fact_classifier)
 
 
 _CATEGORY = {"family": "family", "friends": "relationships", "work": "work", "pets": "pets"}
@@ -59,6 +61,8 @@ _PLAN_TIME = re.compile(r"\b(tomorrow|tonight|next|soon|this (?:week|weekend|mon
                         r"autumn|fall)|in (?:january|february|march|april|may|june|july|august|september|october|"
                         r"november|december|the spring|the summer|the autumn|the fall|the winter|the new year)|"
                         r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                        r"(?:on|in|for|from) (?:the )?\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*|"
+                        r"(?:on|in|for|from) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w* \d{1,2}(?:st|nd|rd|th)?|"
                         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|till|until|later)\b", re.I)
 _RELATIVE = re.compile(r"\b(yesterday|today|tomorrow|tonight|next|last|this|ago|weekend)\b", re.I)
 _FUTURE_AUX = {"will", "'ll", "shall", "wo", "gon", "going"}
@@ -168,6 +172,10 @@ def mentions(doc) -> list[Mention]:
                 # the parser sometimes hangs the name on the main verb: take the word after "called"
                 if not names and c.i + 1 < len(doc) and _is_name(doc[c.i + 1]):
                     names = [doc[c.i + 1]]
+        # lowercase chat the parser gets wrong ("my boyfriend Pieter is ...": boyfriend as npadvmod)
+        if not names and tok.i + 1 < len(doc) and _is_name(doc[tok.i + 1]) and tok.dep_ not in ("compound",) and \
+                doc[tok.i + 1].dep_ in ("nsubj", "nsubjpass", "appos", "npadvmod", "dobj", "pobj", "conj", "attr"):
+            names = [doc[tok.i + 1]]
         # "my best friend is called Yusuf", "our rabbit is called Clover"
         if not names and tok.dep_ in ("nsubjpass", "nsubj") and head.lemma_ in ("call", "name"):
             names = [o for x in head.children if x.dep_ in ("oprd", "attr") and _is_name(x) for o in _with_conj(x)]
@@ -208,8 +216,19 @@ def _own_subject(tok) -> bool:
     return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in tok.children)
 
 
+def _no_longer(tok) -> bool:
+    """"not ... anymore", "no longer", "not ... any more": a state that ended."""
+    kids = list(tok.children)
+    words = {c.lower_ for c in kids if c.dep_ in ("advmod", "npadvmod", "neg")}
+    if "anymore" in words or "longer" in words:
+        return True
+    return any(c.lower_ == "more" and any(x.lower_ == "any" for x in c.children) for c in kids) or any(
+        c.lower_ == "longer" for o in kids for c in o.children if c.dep_ == "advmod")
+
+
 def not_stated(pred) -> str | None:
-    """Why the clause headed by `pred` states nothing (None: it is stated)."""
+    """Why the clause headed by `pred` states nothing (None: it is stated). "ended": it states a
+    past state ("I'm not with Dan anymore", "I used to live in Madrid"), read by `_ended`."""
     lex = lexicon()
     chain = [pred]
     t = pred
@@ -218,14 +237,21 @@ def not_stated(pred) -> str | None:
         t = t.head
         chain.append(t)
     for t in chain:
-        if _negated(t):
-            return "negated"
         if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in t.children):
             return "supposed"
         if any(c.dep_ == "aux" and c.lower_ in lex["hedge_modals"] for c in t.children):
             return "supposed"
+        if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("if", "unless") for m in c.children)
+               for c in t.children):
+            return "supposed"  # "if my sister visits we will go out"
+        if any(c.dep_ == "advmod" and c.lower_ in ("maybe", "perhaps", "possibly", "hopefully") for c in t.children):
+            return "supposed"  # "maybe I'll sign up one day"
+        if t is pred and _no_longer(t):
+            return "ended"
+        if _negated(t):
+            return "negated"
         if t.lemma_ == "use" and any(c.dep_ == "xcomp" for c in t.children) and t.tag_ == "VBD":
-            return "past habit"
+            return "ended" if t is not pred and len(chain) == 2 else "past habit"
     for a in _ancestors_clauses(pred):
         if a.pos_ not in ("VERB", "AUX"):
             continue
@@ -325,6 +351,8 @@ def clause_text(pred, subj, who: str | None) -> tuple[str, list]:
         head, rest = "plans to", _words(main, True)
         text = f"{head} {rest}"
     else:
+        if not main:
+            return "", []
         first = main[0]
         head = _verb_third(first) if first.pos_ in ("VERB", "AUX") else first.text
         text = (head + " " + _words(main[1:], True)).strip()
@@ -650,9 +678,61 @@ def _name(doc) -> list[Fact]:
     return out
 
 
-def from_doc(doc) -> list[Fact]:
+_ENDED_WORDS = {"anymore", "longer", "no", "not", "n't", "never", "any", "more", "either"}
+
+
+def _ended(pred, who, subj, ms, doc) -> list[Fact]:
+    """A state that ended: "I'm not with Dan anymore" -> "Is no longer with Dan" (ends Dan),
+    "I don't live in London anymore" -> "No longer lives in London" (slot residence, ends
+    London), "I used to live in Madrid" -> "Used to live in Madrid". The slot is the one the
+    same clause would fill if stated; merging closes the current claim it ends (memory.consolidate)."""
+    stated = _facts_of(pred, who, subj, ms, doc)
+    slot = next((f.slot for f in stated if f.slot), None)
+    category = stated[0].category if stated else ("family" if who.self_ else _CATEGORY[who.mention.category])
+    who_text = None if who.self_ else who.mention.who()
+    toks = [t for t in _phrase_tokens(pred, subj) if t.lower_ not in _ENDED_WORDS and t.i != pred.i
+            and not (t.dep_ == "aux" and t.lemma_ == "do")]
+    toks = [t for t in toks if not (t.dep_ == "aux" and t.i < pred.i)]
+    rest = _words(toks, True)
+    used = pred.dep_ == "xcomp" and pred.head.lemma_ == "use"
+    if used:
+        text = f"used to {pred.lower_} {rest}".strip()
+    elif pred.lemma_ == "be":
+        text = f"{_verb_third(pred) if who.self_ or who.mention.name else 'are'} no longer {rest}".strip()
+    else:
+        from memory.persona_rules import conjugate
+
+        plural = not who.self_ and who.mention.rel.endswith("s") and not who.mention.name
+        verb = pred.lower_ if pred.tag_ in ("VBD", "VBN") or plural else conjugate(pred.lemma_.lower())
+        text = f"no longer {verb} {rest}".strip()
+    if who_text:
+        text = f"{who_text} {text}"
+    ends = tuple(sorted({t.lower_ for t in toks if t.pos_ in ("PROPN", "NOUN") and t.is_alpha}))
+    if any(t.lower_ in _FIRST or t.lower_ in _SELF for t in toks if t.dep_ in ("conj", "appos", "npadvmod")):
+        return []  # "not together any more, me and Jonas": too loose to say what ended
+    if not rest or not ends:
+        return []
+    sidx = {t.i for t in subj.subtree} if subj is not None else set()
+    ev = _span(doc, sidx | {t.i for t in toks} | {pred.i} | ({pred.head.i} if used else set()))
+    return [Fact(text[:1].upper() + text[1:], slot, category, ev, ends=ends)]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stated clause about the participant or someone of theirs that no rule read: what the
+    learned road (memory.fact_classifier) decides on. `text` is the clause in the third person."""
+    text: str
+    evidence: str
+    about: str | None  # None: the participant; else the mention's key ("sister:lena")
+    category: str  # the mention's category, or "other" for the participant
+
+
+def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
+    """The rule road's facts, and the stated clauses no rule read (candidates for the learned road).
+    Both come through the same gates: no question, negation, supposition, report or quote."""
     ms = mentions(doc)
     found: list[Fact] = []
+    cands: list[Candidate] = []
     questions = {s.start for s in doc.sents if s.text.strip().endswith("?")}
     for m in ms:
         sent = doc[m.span[0]].sent
@@ -668,6 +748,12 @@ def from_doc(doc) -> list[Fact]:
                 noun = m.rel if m.rel.endswith("s") else m.rel + "s"
             found.append(Fact(f"Has {count} {noun} called {names}", None,
                               _CATEGORY[m.category], _span(doc, set(range(m.span[0], m.span[1] + 1)))))
+        elif m.rel not in _EVERYONE and _stated_around(doc[min(m.tokens)]):
+            # "my partner thinks I work too much": someone of theirs named by the relation alone
+            plural = m.rel.endswith("s") and m.rel[:-1] in lexicon()["relations"]
+            noun = m.rel if plural else ("an " if m.rel[:1] in "aeiou" else "a ") + m.rel
+            found.append(Fact(f"Has {noun}", None, _CATEGORY[m.category],
+                              _span(doc, set(range(m.span[0], m.span[1] + 1)))))
     for tok in doc:
         if tok.sent.start in questions or tok.pos_ not in ("VERB", "AUX"):
             continue
@@ -689,24 +775,86 @@ def from_doc(doc) -> list[Fact]:
             continue
         subj = _subject(tok)
         who = _resolve(subj, tok, ms, doc)
-        if who is None or not_stated(tok):
+        if who is None:
             continue
-        found += _facts_of(tok, who, subj, ms, doc)
+        why = not_stated(tok)
+        if why == "ended":
+            found += _ended(tok, who, subj, ms, doc)
+            continue
+        if why:
+            continue
+        got = _facts_of(tok, who, subj, ms, doc)
+        found += got
+        if not got:
+            c = _candidate(tok, who, subj, doc)
+            if c is not None:
+                cands.append(c)
     found += _dates(doc, ms)
     found += _name(doc)
+    # "Has a brother" says nothing another claim of the message does not ("Brother is an electrician")
+    found = [f for f in found if not (f.text.startswith("Has ") and f.slot is None and not f.ends and len(f.text.split()) <= 3
+                                      and any(g is not f and f.text.split()[-1].lower() in g.text.lower().split()
+                                              for g in found))]
     seen, out = set(), []
     for f in found:
         k = f.text.lower()
         if k not in seen:
             seen.add(k)
             out.append(f)
-    return out
+    return out, [c for c in cands if c.text.lower() not in seen]
 
 
-def extract(text: str) -> list[Fact]:
+_EVERYONE = {"parent", "parents", "mom", "mum", "mother", "dad", "father", "mothers", "fathers", "moms", "mums", "dads",
+             "pet", "pets", "ex"}
+
+
+def _stated_around(tok) -> bool:
+    """The clause a mention sits in is stated (its verb passes `not_stated`)."""
+    t = tok
+    while t.pos_ not in ("VERB", "AUX") and t.head.i != t.i:
+        t = t.head
+    return t.pos_ in ("VERB", "AUX") and not_stated(t) is None
+
+
+_VAGUE = {"it", "that", "this", "so", "too", "them", "those", "these", "one", "things", "stuff", "lot", "sure"}
+
+
+def _candidate(pred, who, subj, doc) -> Candidate | None:
+    """The clause as a claim text, when it carries content words of its own (not "I love that!")."""
+    who_text = None if who.self_ else who.mention.who()
+    text, toks = clause_text(pred, subj, who_text)
+    content = [t for t in toks if t.is_alpha and not t.is_stop and t.lower_ not in _VAGUE and t.i != pred.i]
+    if not text or len(toks) > 24 or not content:
+        return None
+    sidx = {t.i for t in subj.subtree} if subj is not None else set()
+    ev = _span(doc, sidx | {t.i for t in toks} | {pred.i})
+    m = who.mention
+    return Candidate(text[:1].upper() + text[1:], ev, None if who.self_ else m.key(),
+                     "other" if who.self_ else _CATEGORY[m.category])
+
+
+def from_doc(doc, learned: bool = True) -> list[Fact]:
+    """Facts of one parsed message: the rule road, then (when the shipped weights are there and
+    `learned`) the learned road over the clauses no rule read (memory.fact_classifier)."""
+    found, cands = read_doc(doc)
+    if learned and cands:
+        from memory import fact_classifier
+
+        found += fact_classifier.decide(cands)
+    return found
+
+
+def extract(text: str, learned: bool = True) -> list[Fact]:
     """Facts stated in one participant message (quotes blanked first)."""
-    return from_doc(nlp.parse(blank_quotes(text)))
+    return from_doc(nlp.parse(blank_quotes(text)), learned)
 
 
-def extract_many(texts: list[str]) -> list[list[Fact]]:
-    return [from_doc(d) for d in nlp.parse_many([blank_quotes(t) for t in texts])]
+def extract_many(texts: list[str], learned: bool = True) -> list[list[Fact]]:
+    docs = nlp.parse_many([blank_quotes(t) for t in texts])
+    if not learned:
+        return [from_doc(d, False) for d in docs]
+    from memory import fact_classifier
+
+    read = [read_doc(d) for d in docs]
+    decided = fact_classifier.decide_many([c for _, c in read])
+    return [f + d for (f, _), d in zip(read, decided)]

@@ -19,7 +19,8 @@ VERSION = "1"
 # vocabulary for what is extracted, stored in cells and acted on by the wrapper. Read as data, so
 # memory imports no wrapper code.
 ATTRIBUTES: dict[str, dict] = {
-    name: {"settings": list(a["settings"]), "definition": a["definition"], "title": a["title"]}
+    name: {"settings": list(a["settings"]), "definition": a["definition"], "title": a["title"],
+           "default": dict(a.get("default", {}))}
     for name, a in json.loads((resources.files("wrapper") / "data/inventory.json").read_text())["attributes"].items()
 }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from memory import extract
+from memory import cells, extract
 from memory.messages import Message
 from memory.store import Store
 
@@ -84,5 +84,14 @@ def learn(store: Store, participant: str, msg: Message, own_words: str | None = 
         report = extract.Report(participant, "reaction")
         extract.merge(store, participant, p, v, report)
         for c in p.contexts or [msg.context]:
-            out.append({"context": c, "attribute": p.attribute, "setting": p.setting, "cells": dict(report.cells)})
+            now = cells.in_force(store, participant, c, p.attribute)  # stepped on an ordered scale, maybe
+            item = {"context": c, "attribute": p.attribute, "setting": now, "cells": dict(report.cells)}
+            if now != p.setting:
+                item["asked"] = p.setting
+            out.append(item)
     return out
+
+
+def acknowledgement(learned: list[dict], said_in: str) -> str | None:
+    """The one line a reply opens with when the message changed how to help (memory.cells)."""
+    return cells.acknowledgement(learned, said_in)

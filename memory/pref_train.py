@@ -1,12 +1,23 @@
 """Train the preference classifier from the bank, reproducibly (same bank + seed -> same weights).
 
     python -m memory.pref_train [--seed 7] [--out memory/data/prefs/classifier-v1.npz] [--compare-knn]
+                                [--variants 2] [--none-corpus locomo10.json --none-count 1500]
 
-A stratified 80/20 split of the bank (by seed) is the validation data: a temperature for
-calibration and the abstention threshold are chosen there (never on a test set), then the
-weights are fitted again on the whole bank, scaled by that temperature, and shipped with the
-threshold, the training examples' embeddings and their negation polarity (see
+Held-out folds of the bank's own examples (`--folds`, 5 by default, stratified by setting and
+seeded; a generated variant stays in its original's fold) are the validation data: each example
+is scored once by a model fitted on the other folds, and a temperature for calibration and the
+abstention threshold are chosen on those pooled held-out scores (never on a test set; `--folds
+1` is the single stratified 80/20 split used before), then the weights are fitted again on everything, scaled by that temperature, and shipped
+with the threshold, the training examples' embeddings and their negation polarity (see
 memory.preferences). Prints the validation numbers it chose by.
+
+Other voices: each example gets `--variants` generated variants (`variants`: typos, lowercase
+chat register, hedges and discourse words, carrier words around it), made after the split so a
+variant never crosses it. `--none-corpus` adds messages of a public corpus (LoCoMo's turns) that
+state no preference about how to be helped, as "none" examples: people talking about their
+lives in their own words. They are drawn seeded, skipping any the rule phrases read, and only
+their weights' effect is shipped (their embeddings are not kept: the polarity check needs the
+settings' examples only); the corpus is not shipped.
 """
 
 from __future__ import annotations
@@ -32,6 +43,65 @@ def _examples(bank: dict) -> tuple[list[str], list[str]]:
         texts.append(t)
         labels.append(preferences.NONE)
     return texts, labels
+
+
+_CARRIERS = (("ugh ", ""), ("ok so ", ""), ("honestly ", ""), ("hey, ", ""), ("", " pls"), ("", " thanks"),
+             ("", " lol"), ("", ", I'm on my phone"), ("", ", long day"), ("tbh ", ""), ("also ", ""),
+             ("", " if that's ok"), ("maybe ", ""), ("I think ", ""), ("", " from now on"), ("", " please"))
+
+
+def _typo(word: str, rng) -> str:
+    if len(word) < 4 or not word.isalpha():
+        return word
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    if kind == 1:
+        return word[:i] + word[i + 1:]
+    return word[:i] + word[i] + word[i:]
+
+
+def variants(text: str, n: int, rng) -> list[str]:
+    """`n` generated variants of an example, in other registers: a typo or two, lowercase without
+    end punctuation, a hedge or discourse word or a carrier phrase around it. Seeded by `rng`."""
+    out = []
+    for _ in range(n):
+        t = text
+        if rng.random() < 0.7:
+            t = t.rstrip(".!").lower() if rng.random() < 0.8 else t.rstrip(".!")
+        words = t.split()
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            if words:
+                k = rng.randrange(len(words))
+                words[k] = _typo(words[k], rng)
+        t = " ".join(words)
+        pre, post = rng.choice(_CARRIERS)
+        if rng.random() < 0.6:
+            t = pre + t + post
+        if t != text and t not in out:
+            out.append(t)
+    return out
+
+
+def corpus_none(path: str, count: int, seed: int) -> list[str]:
+    """Turns of a LoCoMo file that the rule phrases read no preference in, drawn seeded."""
+    import random
+    import re as _re
+
+    from memory.extract import preference_phrases
+
+    data = json.loads(open(path, encoding="utf-8").read())
+    texts = [t["text"] for conv in data for k, v in conv["conversation"].items() if _re.fullmatch(r"session_\d+", k)
+             for t in v if 3 <= len(t["text"].split()) <= 40]
+    random.Random(seed).shuffle(texts)
+    out = []
+    for t in texts:
+        if not preference_phrases(t, "personal")[1]:
+            out.append(t)
+        if len(out) >= count:
+            break
+    return out
 
 
 def _fit(X, y, seed: int, C: float):
@@ -84,6 +154,11 @@ def main(argv=None) -> int:
                     help="the threshold is the lowest whose validation precision reaches this")
     ap.add_argument("--out", default=str(preferences.MODEL))
     ap.add_argument("--compare-knn", action="store_true", help="also report a kNN classifier on the same split")
+    ap.add_argument("--variants", type=int, default=2, help="generated variants per example (0: none)")
+    ap.add_argument("--none-corpus", default=None, help="a LoCoMo file: its turns stating no preference join 'none'")
+    ap.add_argument("--none-count", type=int, default=1500)
+    ap.add_argument("--folds", type=int, default=5,
+                    help="temperature and threshold chosen on this many held-out folds of the bank (1: one 80/20 split)")
     a = ap.parse_args(argv)
 
     from sklearn.model_selection import train_test_split
@@ -92,20 +167,56 @@ def main(argv=None) -> int:
 
     raw = preferences.BANK.read_bytes()
     bank = json.loads(raw)
-    texts, labels = _examples(bank)
+    base_texts, base_labels = _examples(bank)
+    classes = sorted(set(base_labels))
+    base_y = np.array([classes.index(lab) for lab in base_labels])
+    base_idx = np.arange(len(base_texts))
+    tr0, va0 = train_test_split(base_idx, test_size=0.2, random_state=a.seed, stratify=base_y)
+    import random
+
+    rng = random.Random(a.seed)
+    texts, labels, part, origin = [], [], [], []
+    for i in base_idx:  # originals, then their variants: each on the side of the split its original is on
+        side = "va" if i in set(va0.tolist()) else "tr"
+        for t in [base_texts[i], *variants(base_texts[i], a.variants, rng)]:
+            texts.append(t)
+            labels.append(base_labels[i])
+            part.append(side)
+            origin.append(i)
+    external = corpus_none(a.none_corpus, a.none_count, a.seed) if a.none_corpus else []
+    n_kept = len(texts)  # the examples whose embeddings ship (the polarity check's neighbours)
+    for t in external:
+        texts.append(t)
+        labels.append(preferences.NONE)
+        part.append("tr" if rng.random() < 0.8 else "va")
     X = embeddings.default().encode(texts)
     neg = np.array([preferences.negated(d) for d in nlp.parse_many(texts)])
-    classes = sorted(set(labels))
     y = np.array([classes.index(lab) for lab in labels])
-    idx = np.arange(len(texts))
-    tr, va = train_test_split(idx, test_size=0.2, random_state=a.seed, stratify=y)
+    if a.folds > 1:  # held-out folds: every example is scored once by a model that never saw it
+        from sklearn.model_selection import StratifiedKFold
 
-    clf = _fit(X[tr], y[tr], a.seed, a.C)
-    logits = X[va] @ clf.coef_.T + clf.intercept_
-    T = _temperature(logits, y[va])
+        fold_of_base = np.zeros(len(base_texts), int)
+        for f, (_, held) in enumerate(StratifiedKFold(a.folds, shuffle=True, random_state=a.seed)
+                                      .split(base_idx, base_y)):
+            fold_of_base[held] = f
+        fold_rng = random.Random(a.seed + 1)  # a variant is in its original's fold; external none drawn
+        fold = np.array([fold_of_base[i] for i in origin] + [fold_rng.randrange(a.folds) for _ in external])
+        splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(a.folds)]
+    else:
+        splits = [(np.array([i for i, p in enumerate(part) if p == "tr"]),
+                   np.array([i for i, p in enumerate(part) if p == "va"]))]
+    logits_by, kept_by = [], []
+    for tr, va in splits:
+        clf = _fit(X[tr], y[tr], a.seed, a.C)
+        logits_by.append(X[va] @ clf.coef_.T + clf.intercept_)
+        kept_by.append(np.array([i for i in tr if i < n_kept]))
+    va_all = np.concatenate([va for _, va in splits])
+    logits = np.concatenate(logits_by)
+    T = _temperature(logits, y[va_all])
     p = _softmax(logits / T)
-    print(f"validation: {len(va)} examples ({sum(labels[i] == preferences.NONE for i in va)} none); "
-          f"temperature {T:.2f}; ECE raw {_ece(_softmax(logits), y[va]):.3f} -> calibrated {_ece(p, y[va]):.3f}")
+    print(f"validation ({len(splits)} held-out fold{'s' if len(splits) > 1 else ''}): {len(va_all)} examples "
+          f"({sum(labels[i] == preferences.NONE for i in va_all)} none); "
+          f"temperature {T:.2f}; ECE raw {_ece(_softmax(logits), y[va_all]):.3f} -> calibrated {_ece(p, y[va_all]):.3f}")
 
     # The polarity check needs the nearest training example of the predicted class.
     def predict(pv, vecs, negs, ex_vecs, ex_y, ex_neg, threshold):
@@ -120,10 +231,13 @@ def main(argv=None) -> int:
             out.append(classes[k] if bool(n) in set(ex_neg[near].tolist()) else preferences.NONE)
         return out
 
-    gold = [labels[i] for i in va]
+    gold = [labels[i] for i in va_all]
+    bounds = np.cumsum([0] + [len(va) for _, va in splits])
     chosen, rows = None, []
     for th in np.arange(0.05, 0.96, 0.05):
-        pred = predict(p, X[va], neg[va], X[tr], y[tr], neg[tr], th)
+        pred = []
+        for f, ((_, va), kept) in enumerate(zip(splits, kept_by)):
+            pred += predict(p[bounds[f]: bounds[f + 1]], X[va], neg[va], X[kept], y[kept], neg[kept], th)
         m = _prf(pred, gold)
         rows.append((round(float(th), 2), m))
         if chosen is None and m["precision"] >= a.min_precision:
@@ -147,11 +261,13 @@ def main(argv=None) -> int:
 
     final = _fit(X, y, a.seed, a.C)
     meta = {"bank": "bank-v1.json", "bank_sha256": hashlib.sha256(raw).hexdigest(), "seed": a.seed, "C": a.C,
-            "temperature": T, "threshold": chosen[0], "validation": chosen[1], "examples": len(texts),
+            "temperature": T, "threshold": chosen[0], "validation": chosen[1], "examples": n_kept,
+            "variants": a.variants, "folds": a.folds, "external_none": len(external),
+            "external_sha256": hashlib.sha256(open(a.none_corpus, "rb").read()).hexdigest()[:16] if external else None,
             "embedding": embeddings.MODEL_NAME, "classes": len(classes)}
     np.savez_compressed(a.out, W=(final.coef_ / T).astype(np.float32), b=(final.intercept_ / T).astype(np.float32),
-                        labels=np.array(classes), threshold=np.float32(chosen[0]), ex_vecs=X.astype(np.float16),
-                        ex_label=y.astype(np.int16), ex_negated=neg, meta=json.dumps(meta))
+                        labels=np.array(classes), threshold=np.float32(chosen[0]), ex_vecs=X[:n_kept].astype(np.float16),
+                        ex_label=y[:n_kept].astype(np.int16), ex_negated=neg[:n_kept], meta=json.dumps(meta))
     print(f"wrote {a.out}: {len(classes)} classes, threshold {chosen[0]:.2f}, bank sha256 {meta['bank_sha256'][:12]}")
     return 0
 

@@ -264,6 +264,15 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     texts = [s.text.strip() for s in candidates]
     vecs = _embedder().encode(texts)
     probs = m.probabilities(vecs)
+    # A request put as a question ("could you keep your answers shorter from now on?") is read by
+    # its content too: the request frame dilutes the clause's embedding.
+    cores = [(i, c) for i, t in enumerate(texts) if (c := _core(t))]
+    if cores:
+        cvecs = _embedder().encode([c for _, c in cores])
+        cprobs = m.probabilities(cvecs)
+        for (i, _), v, p in zip(cores, cvecs, cprobs):
+            if p.max() > probs[i].max():
+                vecs[i], probs[i] = v, p
     found: dict[tuple[str, str], Found] = {}
     for s, v, p in zip(candidates, vecs, probs):
         k = int(np.argmax(p))
@@ -283,6 +292,19 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         prev = out.get(key)
         out[key] = Found(f.attribute, f.setting, (prev.contexts if prev else []) + [c], f.evidence, f.probability, f.road)
     return list(out.values())
+
+
+def _core(clause: str) -> str | None:
+    """A request question without its frame: "Could you maybe keep it short?" -> "keep it short"."""
+    n = _norm(clause)
+    if not clause.rstrip().endswith("?"):
+        return None
+    hit = _compiled_gates()[0].search(n)
+    if hit is None or hit.start() != 0:
+        return None
+    core = n[hit.end():].strip()
+    core = re.sub(r"^(?:please|maybe|just|kindly)\s+", "", core)
+    return core if len(core.split()) >= 2 else None
 
 
 def still_stated(evidence: str, text: str) -> bool:

@@ -24,6 +24,7 @@ class Proposal:
     value: str | None = None  # persona: the slot's value (high / low, fast / slow, the clause ...)
     facet: str | None = None  # persona: the description facet the clause feeds
     intensified: bool = False  # persona: stated with an intensifier ("a real introvert")
+    ends: list[str] = field(default_factory=list)  # claim: a past state, the words of what ended
 
     def public(self) -> dict:
         return asdict(self)

@@ -90,7 +90,7 @@ def test_what_i_remember_lists_sources_corrects_deletes_and_stays_private(served
     assert claim[0].startswith("claim:") and claim[4] == "day1-1"  # day1-2 is the companion's reply
     assert rows["file memory", "Lives in Lisbon"][4] == "day1-1"
     cell = next(r for r in rows.values() if r[1] == "preference")
-    assert cell[2].startswith("verbosity = brief") and cell[4] == "day1-3"
+    assert cell[2].startswith("verbosity = terse") and cell[4] == "day1-3"  # brief is the personal default: "keep it short" steps to terse (6da3c5c)
     persona_md, file_md = out[2], out[3]
     assert "residence: Lisbon" in persona_md and "day1-1" in persona_md
     assert "Lives in Lisbon" in file_md and "sources: day1-1" in file_md
@@ -114,14 +114,14 @@ def test_what_i_remember_lists_sources_corrects_deletes_and_stays_private(served
         a.predict(cell[0], "loud", api_name="/mem_edit")
     from memory import extract, filememory, ix_attributes
 
-    brief, detailed = (ix_attributes.describe("verbosity", x) for x in ("brief", "detailed"))
+    brief, detailed = (ix_attributes.describe("verbosity", x) for x in ("terse", "detailed"))
     before_edit = filememory.versions(store, "ana")[-1]["version"]
     assert brief in a.predict(before_edit, api_name="/mem_version")
     msg = a.predict(cell[0], "detailed", api_name="/mem_edit")
-    assert "from brief to detailed" in msg
+    assert "from terse to detailed" in msg
     out = a.predict(api_name="/mem_view")
     assert any(r[2].startswith("verbosity = detailed") for r in _table(out))
-    assert not any(r[2].startswith("verbosity = brief") for r in _table(out))
+    assert not any(r[2].startswith("verbosity = terse") for r in _table(out))
     assert detailed in out[3] and brief not in out[3]  # the memory document says the new setting
     # restoring the version before the edit brings the old line back into the document
     msg = a.predict(before_edit, api_name="/mem_restore")

@@ -39,13 +39,55 @@ def test_what_is_read(message, expected):
     "I'm not a pharmacist",                      # negated
     "If I lived in Oslo I would ski more.",      # supposed
     "Do I live in Oslo now?",                    # asked
-    'My cousin said "I work at the harbour".',   # someone else's words
-    "I used to live in Oslo.",                   # a past habit
     "I'd love to have a parrot called Kiwi.",    # wished
     "My sister never lived in Oslo.",            # negated, about someone else
 ])
 def test_what_is_not_stated_is_not_read(message):
     assert _texts(message) == []
+
+
+def test_quoted_words_are_not_read_but_the_relation_who_said_them_is():
+    # "my partner ..." alone is a claim (a relation named by itself); what they said is not ours
+    assert _texts('My cousin said "I work at the harbour".') == ["Has a cousin"]
+
+
+@pytest.mark.parametrize("message, expected", [
+    # a state that ended is read as one, never as the present state
+    ("I used to live in Oslo.", "Used to live in Oslo"),
+    ("honestly i don't work at the harbour anymore", "No longer works at the harbour"),
+    ("Me? I'm not with Pieter any more", "Is no longer with Pieter"),
+    ("my grandparents no longer live in Ghent", "Grandparents no longer live in Ghent"),
+])
+def test_a_past_state_is_read_as_ended(message, expected):
+    found = facts.extract(message, learned=False)
+    assert [f.text for f in found] == [expected] and found[0].ends
+
+
+def _claims_after(store, ana, texts):
+    for i, t in enumerate(texts):
+        append(store, ana, "user", t, "personal", ts=T0 + timedelta(minutes=i))
+    extract.consolidate(store, ana)
+    return {c.text: c.status for c in claims.all_(store, ana)}
+
+
+def test_a_past_state_closes_the_claim_it_ends_and_keeps_it_in_history(store, ana):
+    got = _claims_after(store, ana, ["I live in Tromso.", "my boyfriend Pieter is a carpenter",
+                                     "I don't live in Tromso anymore", "and I'm not with Pieter any more either"])
+    assert got["Lives in Tromso"] == "superseded" and got["No longer lives in Tromso"] == "current"
+    assert got["Has a boyfriend called Pieter"] == "superseded"
+    assert got["Is no longer with Pieter"] == "current"
+    current = [c.text for c in claims.current(store, ana)]
+    assert "Lives in Tromso" not in current and "Has a boyfriend called Pieter" not in current
+
+
+def test_a_past_state_of_another_value_leaves_the_current_one_alone(store, ana):
+    got = _claims_after(store, ana, ["I live in Tromso.", "I used to live in Bergen"])
+    assert got == {"Lives in Tromso": "current", "Used to live in Bergen": "current"}
+
+
+def test_a_correction_supersedes(store, ana):
+    got = _claims_after(store, ana, ["i'm 41", "sorry, typo: I am 42, not 41"])
+    assert got["Is 41 years old"] == "superseded" and got["Is 42 years old"] == "current"
 
 
 def test_a_named_relation_moving_supersedes_where_they_live(store, ana):
@@ -131,3 +173,71 @@ def test_held_out_set_meets_the_goals():
     rows = facts_eval.load("tests/data/facts/test.jsonl")
     r = facts_eval.score(rows, facts_eval.rule_claims([row["text"] for row in rows]))
     assert r["recall"] >= 0.70 and r["precision"] >= 0.80 and r["opposite"] == 0
+
+
+@pytest.mark.parametrize("message", [
+    # written for this test: every gate stands before the learned road too
+    "I never went back to that climbing gym.",                   # negated
+    "If I signed up for the pottery course I'd need a new apron.",  # supposed
+    "Did I tell you I started a pottery course?",                # asked
+    'Her note said "I started a pottery course".',                # someone else's words
+    "Maybe I'll sign up for the pottery course one day.",         # hedged
+])
+def test_the_learned_road_sees_no_clause_that_is_not_stated(message):
+    _, candidates = facts.read_doc(facts.nlp.parse(facts.blank_quotes(message)))
+    assert candidates == []
+
+
+def test_the_learned_road_is_given_what_no_rule_reads_in_the_third_person():
+    found, candidates = facts.read_doc(facts.nlp.parse("Honestly I started a pottery course with my cousin last week!"))
+    assert [f.text for f in found] == ["Has a cousin"]  # "my cousin" alone is a claim of the rule road
+    assert [c.text for c in candidates] == ["Started a pottery course with their cousin last week"]
+    assert candidates[0].about is None and "pottery course" in candidates[0].evidence
+
+
+def test_the_shipped_fact_classifier_was_trained_without_a_test_split():
+    from memory import fact_classifier
+
+    m = fact_classifier.model()
+    assert m is not None and m.w.shape == (384,) and 0 < m.threshold < 1
+    assert set(m.meta["training"]) == {"locomo", "msc", "spc", "project-dev"}  # train splits + dev.jsonl only
+    assert m.meta["matcher_threshold"] == json.loads(
+        (facts_eval.Path(__file__).parents[1] / "eval" / "data" / "fact-matcher-handcheck-v1.json").read_text())["threshold"]
+    # chosen on the dev splits: it raised recall there without going under the precision floors
+    for src, got in m.meta["dev"].items():
+        assert got["precision"] >= m.meta["precision_floor"][src]
+    assert any(m.meta["dev"][s]["recall"] > m.meta["dev_rules_alone"][s]["recall"] for s in m.meta["dev"])
+
+
+def _remembered(store, ana) -> dict[str, str]:
+    """What the participant sees in "What I remember": each item's text -> its source dayids."""
+    from companion import inspector
+
+    return {row[2]: row[4] for row in inspector.rows(store, ana)}
+
+
+def test_a_fact_only_the_learned_road_reads_is_remembered_after_a_turn(store, ana, settings):
+    """Written for this test (not from an issue or a corpus): a real turn with the mock model,
+    then the background pass; the learned road's claim shows in "What I remember" with its
+    source, talk in the same message does not, and a negated clause gives nothing."""
+    from memory import fact_classifier
+
+    assert fact_classifier.model() is not None  # the weights ship: the learned road is on
+    turn(store, ana, "Honestly I started a pottery course with my cousin last week! I'm so glad.",
+         settings=settings, at=T0)
+    turn(store, ana, "I never went back to that climbing gym.", settings=settings, at=T0 + timedelta(minutes=2))
+    extract.consolidate(store, ana)
+    seen = _remembered(store, ana)
+    assert seen.get("Started a pottery course with their cousin last week") == "day1-1"
+    assert "Has a cousin" in seen  # the rule road's claim from the same message stands beside it
+    assert not any("glad" in t.lower() or "climbing" in t.lower() for t in seen)
+    learned = [c for c in claims.current(store, ana) if c.origin == fact_classifier.NAME]
+    assert [c.text for c in learned] == ["Started a pottery course with their cousin last week"]
+
+
+def test_without_the_weights_the_learned_road_is_off_and_the_rule_road_still_reads(store, ana, monkeypatch):
+    from memory import fact_classifier
+
+    monkeypatch.setattr(fact_classifier, "model", lambda: None)
+    got = facts.extract("Honestly I started a pottery course with my cousin last week!")
+    assert [(f.text, f.origin) for f in got] == [("Has a cousin", "rule")]

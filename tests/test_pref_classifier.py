@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from memory import cells, extract, preferences
+from memory import cells, claims, extract, preferences
 from memory.messages import append
 from memory.pref_train import _prf, _temperature
 from wrapper import inventory
@@ -44,6 +44,9 @@ def test_the_shipped_weights_were_trained_from_this_bank():
     assert set(m.labels) == {f"{a.name}={s}" for a in INV.attributes.values() for s in a.settings} | {"none"}
     assert m.W.shape == (len(m.labels), 384) and 0 < m.threshold < 1
     assert len(m.ex_label) == len(m.ex_vecs) == len(m.ex_negated) == m.meta["examples"]
+    # threshold chosen on 5 held-out folds of the bank, at the precision goal of the training run
+    assert m.meta["folds"] == 5 and abs(m.threshold - m.meta["threshold"]) < 1e-6
+    assert m.meta["validation"]["precision"] >= 0.8
 
 
 def test_validation_metrics_on_hand_computed_cases():
@@ -84,14 +87,35 @@ def test_context_is_scoped_by_clause():
         ("work", "reasoning_visibility", "hide"), ("personal", "reasoning_visibility", "hide")}
 
 
-def test_paraphrase_goes_through_propose_verify_merge_with_its_source(store, ana):
-    m = append(store, ana, "user", "I'd love it if you checked how I'm doing now and then.", "personal")
+# A check-in asked for politely, as how the person is doing, in a statement-form request frame:
+# the class the quoted paraphrase belongs to (the bank holds none of these combinations).
+_CHECKIN_FRAMES = ("I'd love it if you {}.", "It would be nice if you {}.", "I'd appreciate it if you {}.",
+                   "it'd be great if you {}", "I'd be happy if you {}.", "It would mean a lot if you {}.")
+_CHECKIN_ASKS = ("checked how I'm doing now and then", "asked how I'm getting on every so often",
+                 "checked in on me from time to time", "followed up to see how I'm holding up",
+                 "messaged me now and again to see how I'm doing", "got in touch every few days to check on me")
+
+
+def _checkin_requests(n: int, seed: int = 27) -> list[str]:
+    import random
+
+    every = [f.format(a) for f in _CHECKIN_FRAMES for a in _CHECKIN_ASKS]
+    bank = {x for s in json.loads(preferences.BANK.read_text())["settings"] for x in s["examples"]}
+    return random.Random(seed).sample([t for t in every if t not in bank], n)
+
+
+@pytest.mark.parametrize("request_text", ["I'd love it if you checked how I'm doing now and then.", *_checkin_requests(2)])
+def test_paraphrase_goes_through_propose_verify_merge_with_its_source(store, ana, request_text):
+    m = append(store, ana, "user", request_text, "personal")
     append(store, ana, "user", 'My sister says "keep it formal" to everyone.', "personal")
     report = extract.consolidate(store, ana)
     [cell] = cells.current(store, ana)
     assert (cell.context, cell.attribute, cell.setting) == ("personal", "proactive_outreach", "high")
     assert cell.source_dayids == [m.dayid] and cell.origin == preferences.NAME
-    assert report.verdicts.get("supported") == 1
+    # one cell (the quoted "keep it formal" sets none) and the one fact the other message states
+    # (someone of theirs named by the relation alone is a claim, d6eba28): both verified
+    assert report.cells == {"added": 1} and report.verdicts == {"supported": 2}
+    assert [c.text for c in claims.current(store, ana)] == ["Has a sister"]
     # a proposal citing the quoted message is refused by verification, not only by the proposer
     p = extract.Proposal("preference", "Wants a formal register", [m.dayid.replace("-1", "-2")], "keep it formal",
                          attribute="formality", setting="formal", extractor=preferences.NAME)
