@@ -21,9 +21,9 @@ class RuleExtractor:
     name = "rule"
     version = "4"  # 2: persona statements; 3: facts from the parse (memory.facts); 4: the learned road, past states
 
-    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona"), learned: bool = True):
+    def __init__(self, kinds: tuple[str, ...] = ("claim", "preference", "persona"), learned: bool | None = None):
         self.kinds = kinds  # the reply path asks for preferences only: it does not pay for the parse
-        self.learned = learned  # the fact reader's learned road (memory.fact_classifier)
+        self.learned = learned  # the fact reader's learned road (memory.fact_classifier); None: facts.learned_road_on
 
     def propose(self, msgs: list[Message]) -> list[Proposal]:
         out: list[Proposal] = []

@@ -216,13 +216,15 @@ def _remembered(store, ana) -> dict[str, str]:
     return {row[2]: row[4] for row in inspector.rows(store, ana)}
 
 
-def test_a_fact_only_the_learned_road_reads_is_remembered_after_a_turn(store, ana, settings):
+def test_a_fact_only_the_learned_road_reads_is_remembered_after_a_turn(store, ana, settings, monkeypatch):
     """Written for this test (not from an issue or a corpus): a real turn with the mock model,
     then the background pass; the learned road's claim shows in "What I remember" with its
     source, talk in the same message does not, and a negated clause gives nothing."""
     from memory import fact_classifier
 
-    assert fact_classifier.model() is not None  # the weights ship: the learned road is on
+    assert fact_classifier.model() is not None  # the weights ship
+    assert not facts.learned_road_on()  # off by default, on when the operator asks for it
+    monkeypatch.setenv("COMPANION_FACTS_LEARNED", "1")
     turn(store, ana, "Honestly I started a pottery course with my cousin last week! I'm so glad.",
          settings=settings, at=T0)
     turn(store, ana, "I never went back to that climbing gym.", settings=settings, at=T0 + timedelta(minutes=2))
@@ -239,5 +241,5 @@ def test_without_the_weights_the_learned_road_is_off_and_the_rule_road_still_rea
     from memory import fact_classifier
 
     monkeypatch.setattr(fact_classifier, "model", lambda: None)
-    got = facts.extract("Honestly I started a pottery course with my cousin last week!")
+    got = facts.extract("Honestly I started a pottery course with my cousin last week!", learned=True)
     assert [(f.text, f.origin) for f in got] == [("Has a cousin", "rule")]
