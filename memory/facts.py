@@ -833,6 +833,13 @@ def _candidate(pred, who, subj, doc) -> Candidate | None:
                      "other" if who.self_ else _CATEGORY[m.category])
 
 
+def _learned(kept: list[Candidate]) -> list[Fact]:
+    """The learned road's kept candidates as Facts (slot None: they deduplicate by text)."""
+    from memory.fact_classifier import NAME
+
+    return [Fact(c.text, None, c.category, c.evidence, origin=NAME) for c in kept]
+
+
 def from_doc(doc, learned: bool = True) -> list[Fact]:
     """Facts of one parsed message: the rule road, then (when the shipped weights are there and
     `learned`) the learned road over the clauses no rule read (memory.fact_classifier)."""
@@ -840,7 +847,7 @@ def from_doc(doc, learned: bool = True) -> list[Fact]:
     if learned and cands:
         from memory import fact_classifier
 
-        found += fact_classifier.decide(cands)
+        found += _learned(fact_classifier.decide(cands))
     return found
 
 
@@ -857,4 +864,4 @@ def extract_many(texts: list[str], learned: bool = True) -> list[list[Fact]]:
 
     read = [read_doc(d) for d in docs]
     decided = fact_classifier.decide_many([c for _, c in read])
-    return [f + d for (f, _), d in zip(read, decided)]
+    return [f + _learned(d) for (f, _), d in zip(read, decided)]
