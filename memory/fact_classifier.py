@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.facts import Candidate, Fact
 
 MODEL = Path(__file__).resolve().parent / "data" / "facts" / "classifier-v1.npz"
 NAME = "fact-classifier"
@@ -54,16 +53,17 @@ def _embedder():
     return shared if isinstance(shared, embeddings.Embedder) else embeddings.Embedder()
 
 
-def probabilities(cands: list[Candidate]) -> np.ndarray:
+def probabilities(cands: list) -> np.ndarray:
     m = model()
     if m is None or not cands:
         return np.zeros(len(cands), np.float32)
     return m.probability(_embedder().encode([c.text for c in cands]))
 
 
-def decide_many(batches: list[list[Candidate]]) -> list[list[Fact]]:
-    """The candidates of each message the classifier keeps, as Facts (slot None: a learned claim
-    deduplicates by its text; the rule road's slots are what supersede)."""
+def decide_many(batches: list[list]) -> list[list]:
+    """The candidates (memory.facts.Candidate) of each message the classifier keeps; memory.facts
+    makes them Facts (slot None: a learned claim deduplicates by its text; the rule road's slots
+    are what supersede). This module imports nothing of memory.facts: no cycle."""
     m = model()
     flat = [c for b in batches for c in b]
     if m is None or not flat:
@@ -74,11 +74,11 @@ def decide_many(batches: list[list[Candidate]]) -> list[list[Fact]]:
         keep = []
         for c in b:
             if p[k] >= m.threshold:
-                keep.append(Fact(c.text, None, c.category, c.evidence, origin=NAME))
+                keep.append(c)
             k += 1
         out.append(keep)
     return out
 
 
-def decide(cands: list[Candidate]) -> list[Fact]:
+def decide(cands: list) -> list:
     return decide_many([cands])[0]

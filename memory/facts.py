@@ -846,6 +846,13 @@ def learned_road_on(learned: bool | None = None) -> bool:
     return os.environ.get("COMPANION_FACTS_LEARNED", "0").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _learned(kept: list[Candidate]) -> list[Fact]:
+    """The learned road's kept candidates as Facts (slot None: they deduplicate by text)."""
+    from memory.fact_classifier import NAME
+
+    return [Fact(c.text, None, c.category, c.evidence, origin=NAME) for c in kept]
+
+
 def from_doc(doc, learned: bool | None = None) -> list[Fact]:
     """Facts of one parsed message: the rule road, then (when the shipped weights are there and
     the learned road is on, see `learned_road_on`) the learned road over the clauses no rule read
@@ -854,7 +861,7 @@ def from_doc(doc, learned: bool | None = None) -> list[Fact]:
     if learned_road_on(learned) and cands:
         from memory import fact_classifier
 
-        found += fact_classifier.decide(cands)
+        found += _learned(fact_classifier.decide(cands))
     return found
 
 
@@ -871,4 +878,4 @@ def extract_many(texts: list[str], learned: bool | None = None) -> list[list[Fac
 
     read = [read_doc(d) for d in docs]
     decided = fact_classifier.decide_many([c for _, c in read])
-    return [f + d for (f, _), d in zip(read, decided)]
+    return [f + _learned(d) for (f, _), d in zip(read, decided)]
