@@ -97,6 +97,11 @@ def key_text(context: str, attribute: str, setting: str) -> str:
     return f"{context}:{attribute}={setting}"
 
 
+def attribute_key(context: str, attribute: str) -> str:
+    """The tombstone of an attribute, whatever setting a message asks for (a deleted cell)."""
+    return f"{context}:{attribute}"
+
+
 def set_(store: Store, participant: str, *, context: str, attribute: str, setting: str,
          sources: list[tuple[str, int]], evidence: str = "", verdict: str = "supported",
          origin: str = "manual") -> tuple[Cell, str]:
@@ -173,6 +178,8 @@ def delete(store: Store, participant: str, cell_id: int) -> None:
     with store.transaction() as conn:
         r = ITEMS.stored(conn, participant, cell_id)
         kt = key_text(r["context"], r["attribute"], r["setting"])
-        derived.tombstone(conn, participant, [s[0] for s in json.loads(r["sources"])], kt)
+        sources = [s[0] for s in json.loads(r["sources"])]
+        derived.tombstone(conn, participant, sources, kt)
+        derived.tombstone(conn, participant, sources, attribute_key(r["context"], r["attribute"]))
         derived.item_deleted(conn, participant, f"cell:{cell_id}")
         ITEMS.drop(conn, participant, cell_id)

@@ -80,7 +80,9 @@ def merge(store: Store, participant: str, p: Proposal, v: Verdict, report: Repor
     else:
         key_texts = {c: cells.key_text(c, p.attribute, p.setting) for c in (p.contexts or [v.context])}
     for ctx, key_text in key_texts.items():
-        slot_key = f"slot:{p.slot}" if p.kind == "claim" and p.slot else None
+        # a deleted cell also tombstones its attribute for the messages it came from: the message
+        # may ask for a setting the step rule turns into another one (brief while brief -> terse)
+        slot_key = (f"slot:{p.slot}" if p.slot else None) if p.kind == "claim" else cells.attribute_key(ctx, p.attribute)
         sources = [(d, o) for d, o in v.sources if not derived.tombstoned(store.conn, participant, d, key_text)
                    and not (slot_key and derived.tombstoned(store.conn, participant, d, slot_key))]
         if not sources:

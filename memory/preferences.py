@@ -239,6 +239,13 @@ def _open(s) -> bool:
     return gate(s) is None and (not view.endswith("?") or bool(_compiled_gates()[0].search(_norm(view))))
 
 
+def _says_enough(span) -> bool:
+    """A clause the classifier road may read: it has a verb, or at least three words. Shorter
+    verbless fragments are read by the exact-phrase road only ("shorter please" is in its table)."""
+    words = [t for t in span if t.is_alpha]
+    return any(t.pos_ in ("VERB", "AUX") for t in span) or len(words) >= 3
+
+
 def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Found]:
     """The preferences a participant message states in its own words, one per attribute and
     context (the latest clause wins within the message). `rules(clause, said_in) -> (contexts, [(attribute,
@@ -279,6 +286,8 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         label = m.labels[k]
         if label == NONE or p[k] < m.threshold:
             continue
+        if not _says_enough(s):
+            continue  # a fragment ("first line") is too little for the classifier to read a wish from
         if negated(s) not in m.polarities(v, k):
             continue  # polarity disagrees with what the bank says this setting sounds like
         attribute, setting = label.split("=")

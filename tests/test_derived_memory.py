@@ -102,7 +102,8 @@ def test_as_of_hides_later_items(store, ana, talked):
 
 
 def test_preference_cells_keep_work_and_personal_apart(store, ana, talked):
-    assert cells.settings_for(store, ana, "work") == {"verbosity": "brief"}
+    # "Just the short version" while work replies are already brief steps to terse (issue 25 item 4)
+    assert cells.settings_for(store, ana, "work") == {"verbosity": "terse"}
     assert cells.settings_for(store, ana, "personal") == {}
     say(store, ana, [("user", "At work give me more detail, actually.", "personal"),
                      ("user", "Show me your reasoning, for both work and personal stuff.", "work")])
@@ -110,11 +111,11 @@ def test_preference_cells_keep_work_and_personal_apart(store, ana, talked):
     assert cells.settings_for(store, ana, "work") == {"verbosity": "detailed", "reasoning_visibility": "show"}
     assert cells.settings_for(store, ana, "personal") == {"reasoning_visibility": "show"}
     hist = cells.history(store, ana, "work", "verbosity")
-    assert [(c.setting, c.status) for c in hist] == [("brief", "superseded"), ("detailed", "current")]
+    assert [(c.setting, c.status) for c in hist] == [("terse", "superseded"), ("detailed", "current")]
     say(store, ana, [("user", "Keep it short.", "personal")])
     extract.consolidate(store, ana)
     assert cells.settings_for(store, ana, "work")["verbosity"] == "detailed"  # a personal correction stays there
-    assert cells.settings_for(store, ana, "personal")["verbosity"] == "brief"
+    assert cells.settings_for(store, ana, "personal")["verbosity"] == "terse"  # brief is the personal default
     hits = registry.create("retriever", "preferences").search(ctx(store, ana, 1 << 40, "work"), "", 10)
     assert {h.text.split(":")[0] for h in hits} == {"verbosity", "reasoning_visibility"}
 

@@ -127,7 +127,7 @@ def test_lint_refuses_a_request_and_reports_word_coverage_without_requiring_it()
     s["voice"]["formality"]["casual"] = ["Be cool, man."]
     # a preference, and a request to act ("Check in on me later" is a preference only, since the
     # wrapper reads standing outreach permissions as such)
-    s["voice"].setdefault("autonomy", {})["autonomous"] = ["Just do it, don't ask me first: add a note that rent is due."]
+    s["voice"].setdefault("autonomy", {})["autonomous"] = ["Just do it, don't ask me first. Add a note that rent is due."]
     s["voice"]["solution_breadth"]["low"] = ["Formal, please."]  # read as another attribute
     lint = prefsuite.lint(prefsuite.parse(s))
     assert any("reads as a request for ['add_note']" in p for p in lint.problems), lint.problems
