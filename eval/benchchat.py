@@ -16,7 +16,7 @@ import re
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +26,9 @@ _EMOJI_TAIL = re.compile(r"[\s\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+$")
 
 
 def load_script(name: str = "benchchat-v1.json") -> dict:
+    """A script by name in eval/data, or by path (a week written by someone else, same format)."""
+    if Path(name).is_file():
+        return json.loads(Path(name).read_text(encoding="utf-8"))
     return json.loads(resources.files("eval").joinpath("data", name).read_text(encoding="utf-8"))
 
 
@@ -90,13 +93,80 @@ class TurnRow:
     recall_fact: str | None = None
     retrieved_fact: bool | None = None
     named_fact: bool | None = None
+    recall_right: bool | None = None
+    recall_unquoted: bool | None = None  # named outside any quotation of theirs
+    unknown: str | None = None
+    unknown_right: bool | None = None
+    inventions: list = field(default_factory=list)
+    quoted_questions: list = field(default_factory=list)
+    quoted_nonanswers: list = field(default_factory=list)
+    action: str | None = None
+    action_made: bool | None = None
+    path: str | None = None
+    policy: dict | None = None
+    alone_ttft_s: float | None = None
+    alone_tokens_per_s: float | None = None
+
+
+def _expected(step: dict) -> list[str] | None:
+    r = step.get("recall")
+    if r is None:
+        return None
+    return [r] if isinstance(r, str) else list(r)
+
+
+class Alone:
+    """llama.cpp alone on the same model file, in this process: the participant's message as the
+    only prompt, streamed raw (no turn, no shaping). Called right after each product turn, so both
+    arms see the same machine load."""
+
+    def __init__(self, model: str):
+        from companion.backends import local
+
+        key = local._model_key(model)
+        self.engine = local._Engine(key, local._model_file(key), n_ctx=local.N_CTX, n_threads=local.N_THREADS)
+        self.sampling = local.sampling(key)
+
+    def first_token(self, text: str, max_tokens: int = 60) -> tuple[float | None, float | None]:
+        t0 = time.perf_counter()
+        first: list[float] = []
+
+        def on_text(piece: str) -> None:
+            if not first:
+                first.append(time.perf_counter() - t0)
+
+        request = {**self.sampling, "messages": [{"role": "user", "content": text}], "max_tokens": max_tokens,
+                   "stream": True, "stream_options": {"include_usage": True}}
+        with self.engine._lock:
+            res, _, _ = self.engine._run(request, on_text, None, None)
+        total = time.perf_counter() - t0
+        tps = round(res.completion_tokens / total, 1) if res.completion_tokens and total > 0 else None
+        return (round(first[0], 3) if first else None), tps
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def _at(step: dict, tz: str):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    if not step.get("at"):
+        return None
+    t = datetime.fromisoformat(step["at"])
+    return t if t.tzinfo else t.replace(tzinfo=ZoneInfo(tz))
 
 
 def run(model: str | None = None, data_dir: str | None = None, script: str = "benchchat-v1.json",
-        progress=None) -> dict:
-    from companion import settings as settings_mod
+        progress=None, alone: bool | None = None, overrides: dict | None = None) -> dict:
+    """Replay `script` (a name in eval/data, or a path) through the real turn. `alone`: also time
+    llama.cpp alone on the same file after every turn (default: when the model is the embedded one)."""
+    from companion import gateway, settings as settings_mod
+    from companion.scheduler import due_for_consolidation, extractor_for
     from companion.turn import turn
     from consent import records
+    from eval import chatcheck
+    from memory import extract
     from memory.store import Store
 
     spec = load_script(script)
@@ -104,17 +174,28 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
     if data_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="companion-benchchat-")
         data_dir = tmp.name
-    overrides = {"home": Path(data_dir)}
+    opts = {"home": Path(data_dir), **(overrides or {})}
     if model:
-        overrides["model"] = model
-    s = settings_mod.load(**overrides)
+        opts["model"] = model
+    s = settings_mod.load(**opts)
+    resolved = gateway.resolve(s.model)
+    if alone is None:
+        alone = resolved.startswith("local/")
     store = Store(s.data_dir)
     participant = spec["participant"]
-    records.accept(store, participant, tz=spec.get("tz", "UTC"))
+    tz = spec.get("tz", "UTC")
+    records.accept(store, participant, tz=tz)
     rss_start = _rss_mb()
     rows: list[TurnRow] = []
+    known = chatcheck.Known()
+    baseline = Alone(resolved) if alone else None
     try:
         for i, step in enumerate(spec["turns"], 1):
+            at = _at(step, tz)
+            if at is not None and due_for_consolidation(store, participant, s.consolidate_idle_minutes,
+                                                        s.consolidate_every, now=at):
+                # what the app's background job would have done during the silence before this turn
+                extract.consolidate(store, participant, extractor_for(s.model, s.model_capable))
             t0 = time.perf_counter()
             first: list[float] = []
 
@@ -123,7 +204,7 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
                     first.append(time.perf_counter() - t0)
 
             res = turn(store, participant, step["text"], context=spec.get("context", "personal"),
-                       settings=s, on_token=on_token)
+                       settings=s, on_token=on_token, at=at)
             total = time.perf_counter() - t0
             tr = res.trace
             settings_seen = (tr.interaction or {}).get("settings", {}) if tr else {}
@@ -135,50 +216,118 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
             # overstate the rate.
             tps = round(ctoks / gen_s, 1) if ctoks and gen_s > 0 else None
             reply = res.shown
+            known.add(step["text"])
             row = TurnRow(i=i, text=step["text"], reply=reply, verbosity=verb, words=words(reply),
                           loops=loops(reply), cut=cut_mid_sentence(reply),
                           ttft_s=round(first[0], 2) if first else None, total_s=round(total, 2), generate_s=round(gen_s, 2),
-                          completion_tokens=ctoks, tokens_per_s=tps, rss_mb=round(_rss_mb(), 1))
-            fact = step.get("recall")
-            if fact:
-                hit_text = " ".join(h.get("text", "") for h in (tr.hits if tr else []))
-                row.recall_fact = fact
-                row.retrieved_fact = fact.lower() in hit_text.lower()
-                row.named_fact = fact.lower() in reply.lower()
+                          completion_tokens=ctoks, tokens_per_s=tps, rss_mb=round(_rss_mb(), 1),
+                          path=(tr.interaction or {}).get("path") if tr else None,
+                          policy=(tr.interaction or {}).get("recall_answer") if tr else None)
+            check(row, step, known, tr)
+            if baseline is not None:
+                row.alone_ttft_s, row.alone_tokens_per_s = baseline.first_token(step["text"])
             rows.append(row)
             if progress:
-                progress(f"turn {i}: {row.words} words, verbosity {verb}, ttft {row.ttft_s}s, "
-                         f"total {row.total_s}s, rss {row.rss_mb} MB")
+                progress(f"turn {i}: {row.words} words, verbosity {verb}, ttft {row.ttft_s}s"
+                         + (f" (alone {row.alone_ttft_s}s)" if baseline is not None else "")
+                         + f", total {row.total_s}s, rss {row.rss_mb} MB")
     finally:
+        if baseline is not None:
+            baseline.close()
         store.close()
         if tmp is not None:
             tmp.cleanup()
-    return summarise(rows, s.model, rss_start)
+    return summarise(rows, s.model, rss_start, spec.get("version", script))
 
 
-def summarise(rows: list[TurnRow], model: str, rss_start: float) -> dict:
+def check(row: TurnRow, step: dict, known, trace=None) -> TurnRow:
+    """Apply the checks of eval/chatcheck.py to one turn (`known` already holds its message)."""
+    from eval import chatcheck
+
+    reply = row.reply
+    row.inventions = chatcheck.inventions(reply, known)
+    expected = _expected(step)
+    q = chatcheck.quotes(reply, known, expected if not step.get("unknown") else None)
+    row.quoted_questions = q["questions"]
+    if expected:
+        row.recall_fact = expected[0]
+        if trace is not None:
+            hit_text = " ".join(h.get("text", "") for h in trace.hits)
+            row.retrieved_fact = any(chatcheck.contains(hit_text, e) for e in expected)
+        row.named_fact = any(chatcheck.contains(reply, e) for e in expected)
+        row.recall_right = chatcheck.recall_right(reply, expected, known)
+        row.recall_unquoted = any(chatcheck.contains(chatcheck.without_quotes(reply, known), e) for e in expected)
+        row.quoted_nonanswers = q["nonanswers"]
+    if step.get("unknown"):
+        row.unknown = step["unknown"]
+        row.quoted_nonanswers = q["nonanswers"]
+        row.unknown_right = not row.inventions and not q["quoted"]
+    if step.get("action") and trace is not None:
+        row.action = step["action"]
+        row.action_made = any(a.get("kind") == step["action"] for a in trace.actions_run + trace.actions_held)
+    return row
+
+
+def rescore(result: dict, script: str) -> dict:
+    """A saved run (`--json`) checked again with the current checks (actions and retrieval as recorded)."""
+    from eval import chatcheck
+
+    spec = load_script(script)
+    known = chatcheck.Known()
+    rows = []
+    for step, saved in zip(spec["turns"], result["rows"]):
+        known.add(step["text"])
+        rows.append(check(TurnRow(**saved), step, known))
+    return summarise(rows, result["model"], result["rss_mb"]["start"], spec.get("version", script))
+
+
+def _ratio(a: list[float], b: list[float]) -> float | None:
+    if not a or not b:
+        return None
+    mb = statistics.median(b)
+    return round(statistics.median(a) / mb, 2) if mb > 0 else None
+
+
+def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "") -> dict:
     by_verb: dict[str, list[int]] = {}
     for r in rows:
         by_verb.setdefault(r.verbosity or "unknown", []).append(r.words)
     recall = [r for r in rows if r.recall_fact]
+    unknown = [r for r in rows if r.unknown]
+    acts = [r for r in rows if r.action]
     ttfts = [r.ttft_s for r in rows if r.ttft_s is not None]
     later = [r.ttft_s for r in rows[1:] if r.ttft_s is not None]  # turn 1 also loads every model
+    alone_later = [r.alone_ttft_s for r in rows[1:] if r.alone_ttft_s is not None]
     tps = [r.tokens_per_s for r in rows if r.tokens_per_s]
+    alone_tps = [r.alone_tokens_per_s for r in rows if r.alone_tokens_per_s]
     return {
         "model": model,
+        "script": script,
         "turns": len(rows),
         "looping": sum(r.loops for r in rows),
         "loop_rate": round(sum(r.loops for r in rows) / max(1, len(rows)), 3),
         "cut_mid_sentence": sum(r.cut for r in rows),
         "words_by_verbosity": {k: {"n": len(v), "mean": round(statistics.mean(v), 1), "max": max(v)}
                                for k, v in by_verb.items()},
+        "invented": sum(bool(r.inventions) for r in rows),
         "recall": {"asked": len(recall), "retrieved": sum(bool(r.retrieved_fact) for r in recall),
                    "named": sum(bool(r.named_fact) for r in recall),
-                   "named_when_retrieved": sum(bool(r.named_fact and r.retrieved_fact) for r in recall)},
+                   "named_when_retrieved": sum(bool(r.named_fact and r.retrieved_fact) for r in recall),
+                   "right": sum(bool(r.recall_right) for r in recall),
+                   "right_inventing_nothing": sum(bool(r.recall_right and not r.inventions) for r in recall),
+                   "right_without_quote": sum(bool(r.recall_unquoted) for r in recall)},
+        "never_told": {"asked": len(unknown), "right": sum(bool(r.unknown_right) for r in unknown)},
+        "quoted_questions": sum(len(r.quoted_questions) for r in rows),
+        "quoted_nonanswers": sum(len(r.quoted_nonanswers) for r in rows),
+        "actions": {"requested": len(acts), "made": sum(bool(r.action_made) for r in acts)},
         "ttft_s": {"first_turn": rows[0].ttft_s if rows else None,
                    "median_after_first": round(statistics.median(later), 2) if later else None,
-                   "max_after_first": max(later) if later else None} if ttfts else None,
-        "tokens_per_s": {"median": round(statistics.median(tps), 1)} if tps else None,
+                   "max_after_first": max(later) if later else None,
+                   "alone_median_after_first": round(statistics.median(alone_later), 3) if alone_later else None,
+                   "ratio": _ratio(later, alone_later)} if ttfts else None,
+        "tokens_per_s": {"median": round(statistics.median(tps), 1),
+                         "alone_median": round(statistics.median(alone_tps), 1) if alone_tps else None,
+                         "ratio": _ratio(tps, alone_tps)} if tps else None,
         "rss_mb": {"start": round(rss_start, 1), "end": rows[-1].rss_mb if rows else None,
                    "max": max(r.rss_mb for r in rows) if rows else None},
         "rows": [r.__dict__ for r in rows],
@@ -186,21 +335,44 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float) -> dict:
 
 
 def render(r: dict) -> str:
-    out = [f"bench chat on {r['model']}: {r['turns']} turns"]
+    out = [f"bench chat on {r['model']}: {r.get('script', '')}, {r['turns']} turns"]
     for row in r["rows"]:
-        flags = ",".join(f for f, on in (("LOOP", row["loops"]), ("CUT", row["cut"])) if on)
+        flags = ",".join(f for f, on in (("LOOP", row["loops"]), ("CUT", row["cut"]),
+                                         ("INVENTS", row.get("inventions")),
+                                         ("RECALL-RIGHT", row.get("recall_right")),
+                                         ("RECALL-WRONG", row.get("recall_right") is False),
+                                         ("NEVER-TOLD-RIGHT", row.get("unknown_right")),
+                                         ("NEVER-TOLD-WRONG", row.get("unknown_right") is False),
+                                         ("QUOTES-QUESTION", row.get("quoted_questions")),
+                                         ("QUOTES-NON-ANSWER", row.get("quoted_nonanswers")),
+                                         ("ACTION-MADE", row.get("action_made")),
+                                         ("NO-ACTION", row.get("action_made") is False)) if on)
+        alone = f" (alone {row['alone_ttft_s']}s)" if row.get("alone_ttft_s") is not None else ""
         out.append(f"  {row['i']:>2} [{row['verbosity'] or '-'}] {row['words']:>3} words "
-                   f"ttft {row['ttft_s']}s total {row['total_s']}s {flags}")
+                   f"ttft {row['ttft_s']}s{alone} total {row['total_s']}s {flags}")
         out.append(f"     > {row['text']}")
         out.append(f"     < {row['reply'].replace(chr(10), ' / ')[:400]}")
+        for f in row.get("inventions") or []:
+            out.append(f"       invented ({f['rule']}): {f['term']}")
     out.append(f"looping replies: {r['looping']} of {r['turns']} (rate {r['loop_rate']})")
     out.append(f"cut mid-sentence: {r['cut_mid_sentence']}")
     for k, v in r["words_by_verbosity"].items():
         out.append(f"words per reply, verbosity {k}: mean {v['mean']} max {v['max']} (n={v['n']})")
+    out.append(f"replies inventing a participant fact: {r['invented']} of {r['turns']}")
     rc = r["recall"]
-    out.append(f"recall: {rc['asked']} asked, fact retrieved {rc['retrieved']}, named in the answer {rc['named']}"
-               f" (named when retrieved {rc['named_when_retrieved']})")
-    out.append(f"time to first token: {r['ttft_s']}")
+    out.append(f"recall: {rc['asked']} asked, answered right {rc['right']} (of which inventing nothing "
+               f"{rc.get('right_inventing_nothing')}; named outside a quote of theirs {rc.get('right_without_quote')}), "
+               f"fact retrieved {rc['retrieved']}")
+    nt = r["never_told"]
+    if nt["asked"]:
+        out.append(f"never told: {nt['asked']} asked, answered without inventing or quoting {nt['right']}")
+    out.append(f"questions quoted as facts: {r['quoted_questions']}; quoted statements that do not answer: "
+               f"{r['quoted_nonanswers']}")
+    if r["actions"]["requested"]:
+        out.append(f"action requests: {r['actions']['requested']}, action made (run or held) {r['actions']['made']}")
+    out.append(f"time to first shown text: {r['ttft_s']}")
+    if r["ttft_s"] and r["ttft_s"].get("ratio") is not None:
+        out.append(f"TTFT product / llama.cpp alone (medians, turns 2-{r['turns']}): {r['ttft_s']['ratio']}x")
     out.append(f"tokens/s (whole generate step): {r['tokens_per_s']}")
     out.append(f"RSS MB: {r['rss_mb']}")
     return "\n".join(out)
@@ -211,16 +383,28 @@ def _command():
 
     @click.command("chat")
     @click.option("--model", default=None, help="Model to talk to (default: the configured one, the embedded SmolLM2).")
-    @click.option("--script", default="benchchat-v1.json", show_default=True, help="Conversation script in eval/data.")
+    @click.option("--script", default="benchchat-v1.json", show_default=True,
+                  help="Conversation script: a name in eval/data (benchchat-week-v1.json: the week) or a path.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
     @click.option("--data-dir", "data_dir", type=click.Path(file_okay=False), default=None,
                   help="Where the bench database goes (default: a temporary directory, removed after).")
-    def bench_chat(model, script, as_json, data_dir):
-        """A scripted conversation: loops, cut replies, words by verbosity, recall, TTFT, tokens/s, RSS."""
+    @click.option("--alone/--no-alone", default=None,
+                  help="Also time llama.cpp alone on the same file after each turn (default: on the embedded model).")
+    @click.option("--tools", type=click.Choice(["auto", "on", "off"]), default=None,
+                  help="COMPANION_TOOLS for this run.")
+    @click.option("--rescore", "rescore_file", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="Check a saved --json run of --script again with the current checks (no model run).")
+    def bench_chat(model, script, as_json, data_dir, alone, tools, rescore_file):
+        """A scripted conversation: invented facts, recall, loops, cut replies, words, TTFT against llama.cpp alone, RSS."""
         def progress(line: str) -> None:
             click.echo(line, err=True)
 
-        result = run(model=model, data_dir=data_dir, script=script, progress=progress)
+        if rescore_file:
+            result = rescore(json.loads(Path(rescore_file).read_text(encoding="utf-8")), script)
+            click.echo(json.dumps(result) if as_json else render(result))
+            return
+        result = run(model=model, data_dir=data_dir, script=script, progress=progress, alone=alone,
+                     overrides={"tools": tools} if tools else None)
         click.echo(json.dumps(result) if as_json else render(result))
 
     return bench_chat
