@@ -81,7 +81,7 @@ def worker(data_dir: str, run: int, wfd: int) -> None:
     from memory import messages
     from memory.store import Store
 
-    settings = Settings(home=data_dir, model="echo", retries=0, timeout=10)
+    settings = Settings(home=data_dir, model="echo", retries=0, timeout=10, grounded="off")  # storage, not replies
     store = Store(data_dir)
     k = 0
     while True:

@@ -173,7 +173,8 @@ def test_a_small_model_gets_memory_as_notes_next_to_the_question(store, ana, set
     from companion.turn import turn
 
     s = settings.model_copy(update={"model": "recorder/v1", "gate": "always", "retriever": "bm25",
-                                    "recent_window": 0, "file_memory": False})
+                                    "recent_window": 0, "file_memory": False,
+                                    "grounded": "off"})  # grounded, the answer is read from memory, no model
     turn(store, ana, "My sister Lena is visiting next weekend.", settings=s)
     r = turn(store, ana, "Who is visiting me next weekend?", settings=s)
     msgs = recorder.calls[-1]["messages"]
@@ -205,6 +206,8 @@ def test_any_model_cut_by_its_budget_ends_at_a_whole_sentence(store, ana, settin
     from companion.turn import turn
 
     install_plugin("cut-model", {"companion.models": {"cut": "tests.plugins.models:CutByBudget"}})
-    r = turn(store, ana, "tell me about Porto", settings=settings.model_copy(update={"model": "cut/v1"}))
+    # (grounded off: the Douro was never mentioned, and a grounded turn drops the sentence naming it)
+    r = turn(store, ana, "tell me about Porto", settings=settings.model_copy(update={"model": "cut/v1",
+                                                                                     "grounded": "off"}))
     assert r.shown == "Porto is on the Douro. The bridges are iron."
     assert shaping.trim_cut_tail("no whole sentence and") == "no whole sentence\u2026"

@@ -108,8 +108,13 @@ def test_bad_context_is_refused_before_anything_is_stored(store, ana, settings):
 
 def test_streaming_delivers_the_reply_piece_by_piece(store, ana, settings):
     pieces = []
-    r = turn(store, ana, "one two three", settings=settings, on_token=pieces.append)
+    r = turn(store, ana, "one two three", settings=settings.model_copy(update={"grounded": "off"}),
+             on_token=pieces.append)
     assert len(pieces) == 5 and "".join(pieces) == r.shown
+    # grounded, a sentence is checked before it is shown: the stream comes a whole sentence at a time
+    pieces = []
+    r = turn(store, ana, "one two. three four", settings=settings, on_token=pieces.append)
+    assert pieces == ["You said: one two. ", "three four"] and "".join(pieces) == r.shown
 
 
 def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(store, ana, settings):
