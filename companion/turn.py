@@ -232,16 +232,15 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     system = prompts.SYSTEM.format(context=ctx.context)
     if ix:
         system += "\n\n" + ix_block(ix)
-    if applied.file_memory:
-        if compact:  # a small model gets the facts as a short list, without their provenance
-            facts_list = prompts.short_facts(applied.file_memory)
-            if facts_list:
-                system += "\n\n" + prompts.FACTS.format(items=facts_list)
-        else:
-            system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
+    # The compact prompt (a model not marked capable): memory only when the message asks about the
+    # past (on other turns a small model retold it as new facts about them, and a system prompt that
+    # changes whenever file memory does is read again in full), the facts as a short list.
+    past = not compact or grounding.asks_about_the_past(ctx.text)
+    facts_list = prompts.short_facts(applied.file_memory) if compact and applied.file_memory and past else ""
+    if applied.file_memory and not compact:
+        system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
     notes = None
-    # a small model given notes on a turn that does not ask about the past retells them as new facts
-    if applied.items and not (compact and not grounding.asks_about_the_past(ctx.text)):
+    if applied.items and past:
         if (ix or {}).get("path") == "model":
             items = "\n".join(
                 prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
@@ -258,6 +257,8 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     out = [{"role": "system", "content": system}]
     for m in (anchored_history(ctx) if compact else ctx.recent):
         out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
+    if facts_list:  # next to the question, with the notes: after the history, so the opening stays the same
+        notes = prompts.FACTS.format(items=facts_list) + ("\n\n" + notes if notes else "")
     if notes:
         out.append({"role": "system", "content": notes})
     out.append({"role": "user", "content": ctx.text})
@@ -413,6 +414,7 @@ def _generate(ctx: TurnContext, applied: Applied, settings: Settings, trace: Tra
         return gateway.complete(settings.model, prompt, on_token=on_token, timeout=settings.timeout,
                                 retries=settings.retries, max_tokens=budget, tools=tools)
     said["prompt_history"] = [m.dayid for m in anchored_history(ctx)]
+    said["memory_in_prompt"] = grounding.asks_about_the_past(ctx.text)  # compact: memory only for the past
     heard = grounding.words_heard(ctx.store, ctx.participant, ctx.as_of, ctx.text)
     dropped: list[dict] = []
     for attempt in range(2):

@@ -106,6 +106,9 @@ class TurnRow:
     policy: dict | None = None
     alone_ttft_s: float | None = None
     alone_tokens_per_s: float | None = None
+    alone_first_sentence_s: float | None = None  # llama.cpp alone, to its first whole sentence
+    prompt_tokens: int | None = None
+    latency_ms: dict = field(default_factory=dict)
 
 
 def _expected(step: dict) -> list[str] | None:
@@ -127,13 +130,19 @@ class Alone:
         self.engine = local._Engine(key, local._model_file(key), n_ctx=local.N_CTX, n_threads=local.N_THREADS)
         self.sampling = local.sampling(key)
 
-    def first_token(self, text: str, max_tokens: int = 60) -> tuple[float | None, float | None]:
+    def first_token(self, text: str, max_tokens: int = 60) -> tuple[float | None, float | None, float | None]:
+        """(time to the first token, tokens/s over the request, time to the first whole sentence)."""
         t0 = time.perf_counter()
         first: list[float] = []
+        sentence: list[float] = []
+        seen: list[str] = []
 
         def on_text(piece: str) -> None:
             if not first:
                 first.append(time.perf_counter() - t0)
+            seen.append(piece)
+            if not sentence and re.search(r"[.!?\u2026]\s|\n", "".join(seen)):
+                sentence.append(time.perf_counter() - t0)
 
         request = {**self.sampling, "messages": [{"role": "user", "content": text}], "max_tokens": max_tokens,
                    "stream": True, "stream_options": {"include_usage": True}}
@@ -141,7 +150,7 @@ class Alone:
             res, _, _ = self.engine._run(request, on_text, None, None)
         total = time.perf_counter() - t0
         tps = round(res.completion_tokens / total, 1) if res.completion_tokens and total > 0 else None
-        return (round(first[0], 3) if first else None), tps
+        return (round(first[0], 3) if first else None), tps, round(sentence[0] if sentence else total, 3)
 
     def close(self) -> None:
         self.engine.close()
@@ -222,10 +231,12 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
                           ttft_s=round(first[0], 2) if first else None, total_s=round(total, 2), generate_s=round(gen_s, 2),
                           completion_tokens=ctoks, tokens_per_s=tps, rss_mb=round(_rss_mb(), 1),
                           path=(tr.interaction or {}).get("path") if tr else None,
+                          prompt_tokens=(tr.tokens or {}).get("prompt") if tr else None,
+                          latency_ms=dict(tr.latency_ms) if tr else {},
                           policy=(tr.interaction or {}).get("recall_answer") if tr else None)
             check(row, step, known, tr)
             if baseline is not None:
-                row.alone_ttft_s, row.alone_tokens_per_s = baseline.first_token(step["text"])
+                row.alone_ttft_s, row.alone_tokens_per_s, row.alone_first_sentence_s = baseline.first_token(step["text"])
             rows.append(row)
             if progress:
                 progress(f"turn {i}: {row.words} words, verbosity {verb}, ttft {row.ttft_s}s"
@@ -298,6 +309,8 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
     ttfts = [r.ttft_s for r in rows if r.ttft_s is not None]
     later = [r.ttft_s for r in rows[1:] if r.ttft_s is not None]  # turn 1 also loads every model
     alone_later = [r.alone_ttft_s for r in rows[1:] if r.alone_ttft_s is not None]
+    alone_sentence = [r.alone_first_sentence_s for r in rows[1:] if r.alone_first_sentence_s is not None]
+    model_turns = [r for r in rows[1:] if r.ttft_s is not None and r.completion_tokens]
     tps = [r.tokens_per_s for r in rows if r.tokens_per_s]
     alone_tps = [r.alone_tokens_per_s for r in rows if r.alone_tokens_per_s]
     return {
@@ -324,7 +337,12 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
                    "median_after_first": round(statistics.median(later), 2) if later else None,
                    "max_after_first": max(later) if later else None,
                    "alone_median_after_first": round(statistics.median(alone_later), 3) if alone_later else None,
-                   "ratio": _ratio(later, alone_later)} if ttfts else None,
+                   "ratio": _ratio(later, alone_later),
+                   "ratio_to_alone_first_sentence": _ratio(later, alone_sentence),
+                   "ratio_model_turns": _ratio([r.ttft_s for r in model_turns],
+                                               [r.alone_ttft_s for r in model_turns if r.alone_ttft_s is not None]),
+                   "mean_ratio": round(statistics.mean(later) / statistics.mean(alone_later), 2)
+                   if later and alone_later else None} if ttfts else None,
         "tokens_per_s": {"median": round(statistics.median(tps), 1),
                          "alone_median": round(statistics.median(alone_tps), 1) if alone_tps else None,
                          "ratio": _ratio(tps, alone_tps)} if tps else None,
@@ -372,7 +390,10 @@ def render(r: dict) -> str:
         out.append(f"action requests: {r['actions']['requested']}, action made (run or held) {r['actions']['made']}")
     out.append(f"time to first shown text: {r['ttft_s']}")
     if r["ttft_s"] and r["ttft_s"].get("ratio") is not None:
-        out.append(f"TTFT product / llama.cpp alone (medians, turns 2-{r['turns']}): {r['ttft_s']['ratio']}x")
+        t = r["ttft_s"]
+        out.append(f"TTFT product / llama.cpp alone (medians, turns 2-{r['turns']}): {t['ratio']}x "
+                   f"(means {t.get('mean_ratio')}x; turns the model answered {t.get('ratio_model_turns')}x; "
+                   f"against llama.cpp alone's first whole sentence {t.get('ratio_to_alone_first_sentence')}x)")
     out.append(f"tokens/s (whole generate step): {r['tokens_per_s']}")
     out.append(f"RSS MB: {r['rss_mb']}")
     return "\n".join(out)

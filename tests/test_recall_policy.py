@@ -105,17 +105,33 @@ def test_the_compact_prompt_has_facts_as_a_list_and_notes_only_for_the_past(stor
                                     "recent_window": 0})
     _said(store, ana, s)
     extract.consolidate(store, ana)
-    turn(store, ana, "It was a long day with Arun", settings=s)
+    r = turn(store, ana, "It was a long day with Arun", settings=s)
     msgs = recorder.calls[-1]["messages"]
-    system = msgs[0]["content"]
-    assert "- Lives in Leeds" in system and "_(scope" not in system and "sources:" not in system
-    assert [m["role"] for m in msgs] == ["system", "user"]  # no notes for a message about today
+    assert [m["role"] for m in msgs] == ["system", "user"]  # no memory for a message about today
+    assert "Leeds" not in msgs[0]["content"] and r.trace.interaction["memory_in_prompt"] is False
+    opening = msgs[0]["content"]
     turn(store, ana, "what did I say about Arun's cooking?", settings=s)  # no slot: the model answers
     msgs = recorder.calls[-1]["messages"]
-    assert msgs[-2]["role"] == "system" and "they said" in msgs[-2]["content"]  # notes for the past
+    assert msgs[0]["content"] == opening  # the same opening: llama.cpp reuses it
+    notes = msgs[-2]
+    assert notes["role"] == "system" and "- Lives in Leeds" in notes["content"] and "they said" in notes["content"]
+    assert "_(scope" not in notes["content"] and "sources:" not in notes["content"]  # facts as a short list
     full = s.model_copy(update={"grounded": "off"})
     turn(store, ana, "It was a long day", settings=full)
     assert "_(scope" in recorder.calls[-1]["messages"][0]["content"]  # the full prompt keeps provenance
+
+
+def test_the_history_starts_at_a_fixed_point_so_prompts_share_their_opening(store, ana, settings, recorder):
+    s = settings.model_copy(update={"model": "recorder/v1", "recent_window": 4, "gate": "never"})
+    firsts, lengths = [], []
+    for i in range(8):
+        turn(store, ana, f"message number {i}", settings=s)
+        msgs = recorder.calls[-1]["messages"]
+        firsts.append(msgs[1]["content"] if len(msgs) > 2 else None)
+        lengths.append(len(msgs) - 2)
+    # the window of 4 is always there, started at ordinal 0, 4, 8 ...: 4 to 7 messages of history
+    assert all(4 <= n <= 7 for n in lengths[2:])
+    assert len(set(firsts[2:])) < len(firsts[2:]) - 2  # the opening changes once a window, not every turn
 
 
 def test_auto_is_every_model_not_marked_capable():
