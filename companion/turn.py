@@ -15,6 +15,7 @@ calls its steps 3-5 and 6-7, which store nothing).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -235,7 +236,7 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     # The compact prompt (a model not marked capable): memory only when the message asks about the
     # past (on other turns a small model retold it as new facts about them, and a system prompt that
     # changes whenever file memory does is read again in full), the facts as a short list.
-    past = not compact or grounding.asks_about_the_past(ctx.text)
+    past = not compact or _asks_about_the_past(ctx.text)
     facts_list = prompts.short_facts(applied.file_memory) if compact and applied.file_memory and past else ""
     if applied.file_memory and not compact:
         system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
@@ -255,7 +256,7 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
             )
             notes = prompts.NOTES.format(heading=applied.heading, items=items)
     out = [{"role": "system", "content": system}]
-    for m in (anchored_history(ctx) if compact else ctx.recent):
+    for m in ctx.recent:
         out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
     if facts_list:  # next to the question, with the notes: after the history, so the opening stays the same
         notes = prompts.FACTS.format(items=facts_list) + ("\n\n" + notes if notes else "")
@@ -265,20 +266,13 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     return out
 
 
-def anchored_history(ctx: TurnContext) -> list[Message]:
-    """The recent window, started at a fixed point: from the last multiple of the window's length
-    that leaves the whole window in (between one and two windows of messages). Consecutive prompts
-    then share their opening, and llama.cpp reuses it instead of reading the history again every
-    turn (a sliding window changes the prompt's first message each turn)."""
-    w = len(ctx.recent)
-    if w == 0 or ctx.store is None:
-        return list(ctx.recent)
-    first = ctx.recent[0].ordinal
-    start = max(0, (ctx.as_of - w) // w * w)
-    if start >= first:
-        return list(ctx.recent)
-    older = messages.read(ctx.store, ctx.participant, first, limit=first - start)
-    return [m for m in older if m.ordinal >= start] + list(ctx.recent)
+def _asks_about_the_past(text: str) -> bool:
+    """A question about the participant's past (a back-reference cue alone is not enough for the
+    compact prompt: "thinking of running again" and "remind me to ..." ask nothing of memory)."""
+    t = text.strip()
+    question = t.endswith("?") or bool(re.match(r"(?i)(what|where|when|who|whose|which|how|why|did|do|does|is|are|was|"
+                                                r"were|have|has|can|could|remind me (what|where|who|when|which|how))\b", t))
+    return question and grounding.asks_about_the_past(t)
 
 
 def ix_block(ix: dict) -> str:
@@ -413,8 +407,7 @@ def _generate(ctx: TurnContext, applied: Applied, settings: Settings, trace: Tra
     if not grounded:
         return gateway.complete(settings.model, prompt, on_token=on_token, timeout=settings.timeout,
                                 retries=settings.retries, max_tokens=budget, tools=tools)
-    said["prompt_history"] = [m.dayid for m in anchored_history(ctx)]
-    said["memory_in_prompt"] = grounding.asks_about_the_past(ctx.text)  # compact: memory only for the past
+    said["memory_in_prompt"] = _asks_about_the_past(ctx.text)  # compact: memory only for the past
     heard = grounding.words_heard(ctx.store, ctx.participant, ctx.as_of, ctx.text)
     dropped: list[dict] = []
     for attempt in range(2):

@@ -87,21 +87,22 @@ def units(text: str) -> list[str]:
 
 def unheard(sentence: str, heard) -> list[str]:
     """What a sentence names that the participant never wrote: a person, pet, place or
-    organisation (a capitalised proper noun, or a named entity), or "your <relation>" ("your
-    husband" when they never mentioned one). `heard(word)` says whether they wrote the word."""
-    from memory import facts, nlp
+    organisation (a capitalised proper noun, or a named entity), or "your <thing>" ("your
+    husband", "your hospital" when they never mentioned one). `heard(word)` says whether they
+    wrote the word."""
+    from memory import nlp
 
     if not (re.search(r"[A-Z]", sentence) or re.search(r"\byour\b", sentence, re.I)):
         return []
-    rels = facts.lexicon()["relations"]
     out = []
     for t in nlp.parse(sentence):
         if not t.is_alpha:
             continue
         named = t.text[:1].isupper() and t.lower_ != "i" and (t.pos_ == "PROPN" or t.ent_type_ in _NAME_ENTS) \
             and t.ent_type_ not in ("DATE", "TIME")
-        relation = t.lower_ in rels and any(c.dep_ == "poss" and c.lower_ == "your" for c in t.children)
-        if (named or relation) and not heard(t.lower_):
+        # "your husband", "your hospital", "your visit": something of theirs they never spoke of
+        theirs = t.pos_ in ("NOUN", "PROPN") and any(c.dep_ == "poss" and c.lower_ == "your" for c in t.children)
+        if (named or theirs) and not heard(t.lower_) and not (theirs and heard(t.lemma_.lower())):
             out.append(t.text if named else f"your {t.lower_}")
     return out
 

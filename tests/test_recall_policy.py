@@ -121,19 +121,6 @@ def test_the_compact_prompt_has_facts_as_a_list_and_notes_only_for_the_past(stor
     assert "_(scope" in recorder.calls[-1]["messages"][0]["content"]  # the full prompt keeps provenance
 
 
-def test_the_history_starts_at_a_fixed_point_so_prompts_share_their_opening(store, ana, settings, recorder):
-    s = settings.model_copy(update={"model": "recorder/v1", "recent_window": 4, "gate": "never"})
-    firsts, lengths = [], []
-    for i in range(8):
-        turn(store, ana, f"message number {i}", settings=s)
-        msgs = recorder.calls[-1]["messages"]
-        firsts.append(msgs[1]["content"] if len(msgs) > 2 else None)
-        lengths.append(len(msgs) - 2)
-    # the window of 4 is always there, started at ordinal 0, 4, 8 ...: 4 to 7 messages of history
-    assert all(4 <= n <= 7 for n in lengths[2:])
-    assert len(set(firsts[2:])) < len(firsts[2:]) - 2  # the opening changes once a window, not every turn
-
-
 def test_auto_is_every_model_not_marked_capable():
     assert _grounded(Settings(model="local/smollm2-135m"))
     assert _grounded(Settings(model="openai/smollm2"))

@@ -71,6 +71,11 @@ N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.7
 PROMPT_CACHE_MIB = 0
+# Chunks of at least this many tokens of the slot's cache are reused when they reappear shifted
+# (llama.cpp's --cache-reuse): the recent window slides by one exchange a turn, so without it the
+# whole history after the first changed message was read again every turn (~120 tokens, 10 s on a
+# loaded 2-core machine); with it ~30 (the new message and the previous reply's tail).
+CACHE_REUSE_TOKENS = 16
 
 # Token accounting used when fitting a long conversation into the context.
 _MIN_PROMPT_BUDGET = 256  # max_tokens is clamped so at least this much prompt fits
@@ -350,6 +355,7 @@ class _Engine:
             # prompt: ~11 MB a turn at our prompt sizes, the growth issue 16 saw in serve. The one
             # slot already reuses the shared prefix of consecutive requests, so it stays off.
             ("cache_ram_mib", PROMPT_CACHE_MIB),
+            ("n_cache_reuse", CACHE_REUSE_TOKENS),
         ):
             try:
                 setattr(params, name, value)
