@@ -74,10 +74,33 @@ _UNIT = re.compile(r"[.!?\u2026][\"')\]\u201d\u2019*]*\s+|\n+")
 _NAME_ENTS = {"PERSON", "NORP", "GPE", "LOC", "FAC", "ORG"}
 
 
+_CLAUSE = re.compile(r"[,;:\u2013\u2014]\s+")
+CLAUSE_WORDS = 4  # a reply's first clause is shown on its own once it has this many words
+
+
+def first_clause_end(text: str) -> int | None:
+    """Where a reply's first unit may end early: after its first clause (a comma, semicolon, colon
+    or dash, then a space) once that clause has CLAUSE_WORDS words, if that comes before the first
+    sentence end. What is shown first then waits for a few words, not a whole long sentence; the
+    backend's stream (companion.backends.shaping) and the name check cut it at the same place."""
+    end = _UNIT.search(text)
+    for m in _CLAUSE.finditer(text):
+        if end is not None and m.start() >= end.start():
+            return None
+        if len(re.findall(r"[\w'-]+", text[:m.start()])) >= CLAUSE_WORDS:
+            return m.end()
+    return None
+
+
 def units(text: str) -> list[str]:
-    """The text cut after each sentence end or line break, white space kept (joined back, the same text)."""
+    """The text cut after each sentence end or line break (and after the first clause, see
+    first_clause_end), white space kept: joined back, the same text."""
     out, pos = [], 0
-    for m in _UNIT.finditer(text):
+    cut = first_clause_end(text)
+    if cut is not None:
+        out.append(text[:cut])
+        pos = cut
+    for m in _UNIT.finditer(text, pos):
         out.append(text[pos:m.end()])
         pos = m.end()
     if text[pos:]:
@@ -98,8 +121,11 @@ def unheard(sentence: str, heard) -> list[str]:
     for t in nlp.parse(sentence):
         if not t.is_alpha:
             continue
-        named = t.text[:1].isupper() and t.lower_ != "i" and (t.pos_ == "PROPN" or t.ent_type_ in _NAME_ENTS) \
-            and t.ent_type_ not in ("DATE", "TIME")
+        # a sentence's first word is capitalised anyway: a bare proper-noun tag there ("Bye now.")
+        # counts only as a subject or an address ("Biscuku, she's ..."), an entity always
+        first = t.i == t.sent.start
+        named = t.text[:1].isupper() and t.lower_ != "i" and t.ent_type_ not in ("DATE", "TIME") and (
+            t.ent_type_ in _NAME_ENTS or (t.pos_ == "PROPN" and (not first or t.dep_ in ("nsubj", "npadvmod", "appos"))))
         # "your husband", "your hospital", "your visit": something of theirs they never spoke of
         theirs = t.pos_ in ("NOUN", "PROPN") and any(c.dep_ == "poss" and c.lower_ == "your" for c in t.children)
         if (named or theirs) and not heard(t.lower_) and not (theirs and heard(t.lemma_.lower())):
@@ -128,43 +154,64 @@ def words_heard(store, participant: str, as_of: int, text: str):
 
 
 class NameCheck:
-    """Sentences are let through only when they name nothing the participant never mentioned;
-    what is dropped is kept for the trace. Feed a stream to `feed` (whole sentences go on to `emit`)
-    or a whole text to `text`."""
+    """Units (sentences; a reply's first clause on its own) are let through only when they name
+    nothing the participant never mentioned; what is dropped is kept for the trace. Feed a stream
+    to `feed` (checked units go on to `emit`) or a whole text to `text`: both cut the same units."""
 
     def __init__(self, heard, emit=None):
         self.heard, self.emit = heard, emit
         self.held = ""
+        self.seen = ""  # everything fed so far: units are cut on the whole reply, as `text` cuts them
+        self.done = 0  # characters of `seen` already decided
         self.dropped: list[dict] = []
         self.kept: list[str] = []
+        self._dropping = False  # the first clause was dropped: so is the rest of its sentence
+        self._clause_cut = False  # the first clause was kept, the rest of its sentence dropped
 
-    def _unit(self, unit: str) -> None:
-        names = unheard(unit, self.heard)
-        if names:
-            self.dropped.append({"sentence": unit.strip(), "names": names})
+    def _unit(self, unit: str, ends_sentence: bool) -> None:
+        names = [] if self._dropping else unheard(unit, self.heard)
+        if names or self._dropping:
+            if names:
+                self.dropped.append({"sentence": unit.strip(), "names": names})
+            self._dropping = not ends_sentence
             return
         self.kept.append(unit)
         if self.emit is not None and unit:
             self.emit(unit)
 
+    def _decide(self, final: bool) -> None:
+        parts = units(self.seen)
+        pos = 0
+        for i, u in enumerate(parts):
+            end = pos + len(u)
+            if end > self.done:
+                last = list(_UNIT.finditer(u))
+                whole = bool(last) and last[-1].end() == len(u)
+                clause = i == 0 and first_clause_end(self.seen) == end
+                if not (whole or clause or final):
+                    break  # an unfinished sentence waits for its end
+                before = len(self.kept)
+                self._unit(u, ends_sentence=whole or (final and not clause))
+                if i == 1 and len(self.kept) == before and first_clause_end(self.seen) == pos and self.kept:
+                    self._clause_cut = True
+                self.done = end
+            pos = end
+
     def feed(self, piece: str) -> None:
-        self.held += piece
-        parts = units(self.held)
-        last = list(_UNIT.finditer(parts[-1])) if parts else []
-        if parts and not (last and last[-1].end() == len(parts[-1])):
-            self.held = parts.pop()  # an unfinished sentence waits for its end
-        else:
-            self.held = ""
-        for u in parts:
-            self._unit(u)
+        self.seen += piece
+        self._decide(final=False)
 
     def finish(self) -> str:
-        if self.held:
-            self._unit(self.held)
-            self.held = ""
-        return "".join(self.kept).strip()
+        self._decide(final=True)
+        return self._joined()
 
     def text(self, text: str) -> str:
-        for u in units(text):
-            self._unit(u)
-        return "".join(self.kept).strip()
+        self.seen += text
+        self._decide(final=True)
+        return self._joined()
+
+    def _joined(self) -> str:
+        kept = list(self.kept)
+        if self._clause_cut:  # the first clause shown, the rest of its sentence dropped: marked as cut
+            kept[0] = kept[0].rstrip().rstrip(",;:\u2013\u2014 ") + "\u2026" + (" " if len(kept) > 1 else "")
+        return "".join(kept).strip()

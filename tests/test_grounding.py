@@ -99,3 +99,30 @@ def test_a_statement_still_in_the_recent_window_counts_too():
     line, info = grounding.ground(q, "Your family is coming over.", [], recent)
     assert line == "You told me: \u201cMy sister Lena is visiting next weekend.\u201d" and info["dayid"] == "day1-1"
     assert grounding.ground("what should we cook?", "Pasta!", [], recent) == (None, {})
+
+
+def test_the_name_check_cuts_a_first_clause_as_the_stream_does():
+    heard = lambda w: w in {"arun", "cardiff"}
+    reply = "Arun will love the visit to Cardiff, and your husband Tom can cook for everyone. Enjoy it."
+    shown: list[str] = []
+    check = grounding.NameCheck(heard, shown.append)
+    pieces = _words_of(reply)
+    for n, piece in enumerate(pieces):
+        check.feed(piece)
+        if piece == "and ":
+            # checked and shown before its sentence ends (the backend releases it as early)
+            assert "".join(shown) == "Arun will love the visit to Cardiff, "
+    final = check.finish()
+    # the rest of that sentence names someone never mentioned: dropped, the clause marked as cut
+    assert final == "Arun will love the visit to Cardiff\u2026 Enjoy it."
+    assert "Tom" not in "".join(shown) and check.dropped[0]["names"] == ["your husband", "Tom"]
+    # a whole text is cut at the same places
+    check = grounding.NameCheck(heard)
+    assert check.text(reply) == final
+    check = grounding.NameCheck(heard)
+    assert check.text("Arun will love the visit to Cardiff, and so will you.") == \
+        "Arun will love the visit to Cardiff, and so will you."
+
+
+def _words_of(text):
+    return [w + " " for w in text.split(" ")]

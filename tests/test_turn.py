@@ -125,7 +125,8 @@ def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(sto
     real = turn_mod.build_prompt
     turn_mod.build_prompt = lambda ctx, applied, ix=None: seen.append(real(ctx, applied, ix)) or seen[-1]
     try:
-        quiet = settings.model_copy(update={"gate": "never"})
+        # the full prompt (the compact one, for a model not marked capable, has memory only for the past)
+        quiet = settings.model_copy(update={"gate": "never", "grounded": "off"})
         turn(store, ana, "I work nights at the hospital", settings=quiet)
         r = turn(store, ana, "long shift again", settings=quiet)
         assert r.trace.applied["file_memory_lines"] == 0  # nothing consolidated yet

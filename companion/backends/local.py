@@ -426,7 +426,7 @@ class _Engine:
                 stream = None
                 if shape:
                     said = [sent for m in fitted if m["role"] == "assistant" for sent in shaping.sentences(m["content"])]
-                    stream = shaping.SentenceStream(on_text, said_before=said)
+                    stream = shaping.SentenceStream(on_text, said_before=said, first_clause=True)
                 res, error, exc = self._run(request, on_text, should_stop, stream)
                 if exc is not None:
                     raise exc
