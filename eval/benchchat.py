@@ -25,11 +25,66 @@ _SENT_SPLIT = re.compile(r"(?<=[.!?\u2026])\s+")
 _EMOJI_TAIL = re.compile(r"[\s\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+$")
 
 
+class ScriptError(ValueError):
+    """A conversation script that cannot be replayed; the message names the file and what is wrong."""
+
+
 def load_script(name: str = "benchchat-v1.json") -> dict:
-    """A script by name in eval/data, or by path (a week written by someone else, same format)."""
-    if Path(name).is_file():
-        return json.loads(Path(name).read_text(encoding="utf-8"))
-    return json.loads(resources.files("eval").joinpath("data", name).read_text(encoding="utf-8"))
+    """A script by name in eval/data, or by path (a week written by someone else, same format:
+    version, why, participant, tz, context, turns [{at, text, recall?, unknown?, action?}])."""
+    path = Path(name)
+    if not path.is_file():
+        found = resources.files("eval").joinpath("data", name)
+        if not found.is_file():
+            raise ScriptError(f"{name}: no such file, nor a script of that name in eval/data")
+        path = Path(str(found))
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ScriptError(f"{name}: not a JSON file ({e})") from None
+    return validate_script(spec, name)
+
+
+def validate_script(spec, name: str = "script") -> dict:
+    """The script's own fields checked before anything runs, each error naming the field (and turn)."""
+    from zoneinfo import ZoneInfo
+
+    if not isinstance(spec, dict):
+        raise ScriptError(f"{name}: the top level must be an object with 'participant' and 'turns'")
+    for key in ("participant",):
+        if not isinstance(spec.get(key), str) or not spec[key].strip():
+            raise ScriptError(f"{name}: '{key}' must be a non-empty string")
+    for key in ("version", "why", "tz", "context"):
+        if key in spec and not isinstance(spec[key], str):
+            raise ScriptError(f"{name}: '{key}' must be a string")
+    try:
+        ZoneInfo(spec.get("tz", "UTC"))
+    except (ValueError, KeyError, OSError):
+        raise ScriptError(f"{name}: 'tz' {spec.get('tz')!r} is not a time zone name (e.g. Europe/London)") from None
+    turns = spec.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise ScriptError(f"{name}: 'turns' must be a non-empty list")
+    for i, t in enumerate(turns, 1):
+        where = f"{name}: turn {i}"
+        if not isinstance(t, dict):
+            raise ScriptError(f"{where}: must be an object with 'text'")
+        if not isinstance(t.get("text"), str) or not t["text"].strip():
+            raise ScriptError(f"{where}: 'text' must be a non-empty string")
+        if t.get("at") is not None:
+            from datetime import datetime
+
+            try:
+                datetime.fromisoformat(t["at"])
+            except (TypeError, ValueError):
+                raise ScriptError(f"{where}: 'at' {t['at']!r} is not an ISO time (2026-03-02T08:05)") from None
+        r = t.get("recall")
+        if r is not None and not (isinstance(r, str) and r.strip() or
+                                  isinstance(r, list) and r and all(isinstance(x, str) and x.strip() for x in r)):
+            raise ScriptError(f"{where}: 'recall' must be the fact (a string) or a list of alternatives")
+        for key in ("unknown", "action"):
+            if t.get(key) is not None and not isinstance(t[key], str):
+                raise ScriptError(f"{where}: '{key}' must be a string")
+    return spec
 
 
 def words(text: str) -> int:
@@ -420,6 +475,10 @@ def _command():
         def progress(line: str) -> None:
             click.echo(line, err=True)
 
+        try:
+            load_script(script)
+        except ScriptError as e:
+            raise click.ClickException(str(e)) from None
         if rescore_file:
             result = rescore(json.loads(Path(rescore_file).read_text(encoding="utf-8")), script)
             click.echo(json.dumps(result) if as_json else render(result))
