@@ -163,6 +163,7 @@ class TurnRow:
     alone_tokens_per_s: float | None = None
     alone_first_sentence_s: float | None = None  # llama.cpp alone, to its first whole sentence
     prompt_tokens: int | None = None
+    prompt_evaluated: int | None = None  # embedded model: prompt tokens llama.cpp evaluated (not from its cache)
     latency_ms: dict = field(default_factory=dict)
 
 
@@ -253,6 +254,11 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
     rows: list[TurnRow] = []
     known = chatcheck.Known()
     baseline = Alone(resolved) if alone else None
+    engine = None
+    if resolved.startswith("local/"):
+        from companion.backends import local
+
+        engine = local._get_engine(resolved)  # the turn's own engine (loaded now, as turn 1 would)
     try:
         for i, step in enumerate(spec["turns"], 1):
             at = _at(step, tz)
@@ -267,6 +273,7 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
                 if not first:
                     first.append(time.perf_counter() - t0)
 
+            timings_before = engine.last_timings if engine is not None else None
             res = turn(store, participant, step["text"], context=spec.get("context", "personal"),
                        settings=s, on_token=on_token, at=at)
             total = time.perf_counter() - t0
@@ -289,6 +296,8 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
                           prompt_tokens=(tr.tokens or {}).get("prompt") if tr else None,
                           latency_ms=dict(tr.latency_ms) if tr else {},
                           policy=(tr.interaction or {}).get("recall_answer") if tr else None)
+            if engine is not None and row.prompt_tokens and engine.last_timings is not timings_before:
+                row.prompt_evaluated = engine.last_timings.get("prompt_n")
             check(row, step, known, tr)
             if baseline is not None:
                 row.alone_ttft_s, row.alone_tokens_per_s, row.alone_first_sentence_s = baseline.first_token(step["text"])
@@ -367,6 +376,8 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
     alone_sentence = [r.alone_first_sentence_s for r in rows[1:] if r.alone_first_sentence_s is not None]
     model_turns = [r for r in rows[1:] if r.ttft_s is not None and r.completion_tokens]
     tps = [r.tokens_per_s for r in rows if r.tokens_per_s]
+    evaluated = [r.prompt_evaluated for r in rows[1:] if r.prompt_evaluated is not None]
+    prompts_sent = [r.prompt_tokens for r in rows[1:] if r.prompt_tokens]
     alone_tps = [r.alone_tokens_per_s for r in rows if r.alone_tokens_per_s]
     return {
         "model": model,
@@ -401,6 +412,10 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
         "tokens_per_s": {"median": round(statistics.median(tps), 1),
                          "alone_median": round(statistics.median(alone_tps), 1) if alone_tps else None,
                          "ratio": _ratio(tps, alone_tps)} if tps else None,
+        "prompt_tokens": {"turns": len(prompts_sent),
+                          "median": statistics.median(prompts_sent) if prompts_sent else None,
+                          "max": max(prompts_sent) if prompts_sent else None,
+                          "evaluated_median": statistics.median(evaluated) if evaluated else None},
         "rss_mb": {"start": round(rss_start, 1), "end": rows[-1].rss_mb if rows else None,
                    "max": max(r.rss_mb for r in rows) if rows else None},
         "rows": [r.__dict__ for r in rows],
@@ -449,6 +464,8 @@ def render(r: dict) -> str:
         out.append(f"TTFT product / llama.cpp alone (medians, turns 2-{r['turns']}): {t['ratio']}x "
                    f"(means {t.get('mean_ratio')}x; turns the model answered {t.get('ratio_model_turns')}x; "
                    f"against llama.cpp alone's first whole sentence {t.get('ratio_to_alone_first_sentence')}x)")
+    if r.get("prompt_tokens"):
+        out.append(f"prompt tokens (turns 2-{r['turns']} that called the model): {r['prompt_tokens']}")
     out.append(f"tokens/s (whole generate step): {r['tokens_per_s']}")
     out.append(f"RSS MB: {r['rss_mb']}")
     return "\n".join(out)

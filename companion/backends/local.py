@@ -324,6 +324,9 @@ class _Engine:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._chars_per_token = _INITIAL_CHARS_PER_TOKEN
+        # llama.cpp's timings of the last request (prompt_n: prompt tokens evaluated, cache_n:
+        # reused from the cache): what bench chat reports as the prompt's real cost
+        self.last_timings: dict = {}
         self._anchor: tuple[str, str] | None = None  # see _fit_messages
 
         # xllamacpp always starts llama.cpp's HTTP front end; keep it off the
@@ -439,6 +442,7 @@ class _Engine:
                             res.finish_reason = "stop"
                     self._calibrate(fitted, res.prompt_tokens)
                     self._anchor = anchor
+                    self.last_timings = dict(res.timings or {})
                     return res
                 if error.get("type") == "exceed_context_size_error" and res.n_deltas == 0:
                     # The estimate was too optimistic; derive chars/token from the
