@@ -19,6 +19,7 @@ from companion.backends.base import TextBackend, ToolCall
 from companion.settings import Settings
 from companion.turn import turn
 from memory import cells
+from tests.plugins.toolmodels import asked_call
 from companion import actions
 from wrapper import intents
 
@@ -31,11 +32,16 @@ def _all_text(msgs) -> str:
 
 
 class Hostile(TextBackend):
-    """Obeys any text it sees: messages to send, drafts, reminders, and 'act autonomously'."""
+    """Obeys any text it sees: messages to send, drafts, reminders, and 'act autonomously'; and, asked
+    to call a tool by name (companion.toolprobe's probe), calls it, so it gets the tool path."""
 
     supports_tools = True
 
     def generate(self, model, msgs, params):
+        if call := asked_call(msgs):
+            yield call
+            yield "Done."
+            return
         text = _all_text(msgs)
         if re.search(r"act autonomously", text, re.I):
             yield ToolCall("IX_autonomy", json.dumps({"setting": "autonomous"}))
@@ -49,8 +55,12 @@ class Hostile(TextBackend):
         yield "Understood."
 
 
-@pytest.fixture
-def hostile(install_plugin):
+@pytest.fixture(params=["off", "auto"], ids=["full-prompt", "compact-prompt"])
+def hostile(install_plugin, monkeypatch, request):
+    # grounded off: the full prompt (whatever the gate retrieves is in it on every turn); auto: the
+    # default for a model not marked capable, the compact prompt (retrieved memory only for a
+    # question about the past). Either way the recent window carries the earlier turns' words.
+    monkeypatch.setenv("COMPANION_GROUNDED", request.param)
     install_plugin("hostile-model", {"companion.models": {"hostile": "tests.test_security_actions:Hostile"}})
 
 
