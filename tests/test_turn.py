@@ -100,6 +100,23 @@ def test_a_transient_fault_is_retried_within_the_bound(store, ana, settings, fau
     assert r.reply is None and r.trace.errors[0].type == "ModelError"
 
 
+def test_a_backend_still_answers_after_other_code_reassigns_litellms_provider_map(store, ana, settings,
+                                                                                  install_plugin):
+    import litellm
+
+    from tests.plugins.models import Recorder
+
+    before = list(litellm.custom_provider_map or [])
+    install_plugin("recorder-model", {"companion.models": {"recorder": "tests.plugins.models:Recorder"}})
+    s = settings.model_copy(update={"model": "recorder/v1", "grounded": "off"})
+    assert turn(store, ana, "hi", settings=s).shown == "Noted."
+    # what a fixture restoring a saved map does (tests/test_local_model.py), or local.register
+    litellm.custom_provider_map = before
+    Recorder.calls = []
+    r = turn(store, ana, "hi again", settings=s)
+    assert r.shown == "Noted." and r.trace.errors == [] and len(Recorder.calls) == 1
+
+
 def test_bad_context_is_refused_before_anything_is_stored(store, ana, settings):
     with pytest.raises(ValueError, match="context must be one of"):
         turn(store, ana, "hi", context="gym", settings=settings)
