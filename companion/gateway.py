@@ -60,11 +60,15 @@ def _litellm():
 
 
 def ensure_backends() -> None:
-    """Make every registered backend a litellm custom provider (idempotent)."""
+    """Make every registered backend a litellm custom provider (idempotent). A backend counts as
+    registered only while litellm's map still holds it: other code may reassign
+    `litellm.custom_provider_map` (companion.backends.local.register, a test restoring what it
+    saved), and a provider remembered here but gone from the map would fail every call to it."""
     litellm = _litellm()
     with _lock:
         names = registry.names("model")
-        missing = [n for n in names if n not in _registered]
+        present = {e.get("provider") for e in (litellm.custom_provider_map or [])}
+        missing = [n for n in names if n not in _registered or n not in present]
         if not missing:
             return
         current = [e for e in (litellm.custom_provider_map or []) if e["provider"] not in missing]

@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     tools: str = Field(default="auto", pattern="^(auto|on|off)$", description="offer IX and action tools to the model")
     cite_notes: str = Field(default="auto", pattern="^(auto|on|off)$",
                             description="quote the participant's statement when a recall answer does not name it")
+    # Say only what memory holds (issue 25): a question about the participant's own past is answered
+    # from the statement of theirs that answers it (or they are told it was not said), without the
+    # model; a sentence naming anyone or anywhere they never mentioned is dropped; the prompt is the
+    # compact one. auto: every model not marked capable (the embedded demo model among them).
+    grounded: str = Field(default="auto", pattern="^(auto|on|off)$",
+                          description="answer recall from memory, drop unheard names (auto: models not marked capable)")
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
     retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")

@@ -15,15 +15,16 @@ calls its steps 3-5 and 6-7, which store nothing).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable
 
-from companion import actions, gateway, prompts, trials
+from companion import actions, gateway, prompts, toolprobe, trials
 from companion.settings import Settings
 from consent import records as consent
-from memory import derived, filememory, grounding, ix_state, messages, registry, traces
+from memory import answers, derived, filememory, grounding, ix_state, messages, registry, traces
 from memory.context import TurnContext, TurnTime
 from memory.gates import Decision
 from memory.messages import Message
@@ -233,13 +234,19 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     """The messages for the model. Retrieved memory goes in the system prompt for a model that
     takes tools, and as short notes next to the question for one that does not (a small model
     loses what is far from the question)."""
+    compact = bool((ix or {}).get("compact"))
     system = prompts.SYSTEM.format(context=ctx.context)
     if ix:
         system += "\n\n" + ix_block(ix)
-    if applied.file_memory:
+    # The compact prompt (a model not marked capable): memory only when the message asks about the
+    # past (on other turns a small model retold it as new facts about them, and a system prompt that
+    # changes whenever file memory does is read again in full), the facts as a short list.
+    past = not compact or _asks_about_the_past(ctx.text)
+    facts_list = prompts.short_facts(applied.file_memory) if compact and applied.file_memory and past else ""
+    if applied.file_memory and not compact:
         system += "\n\n" + prompts.FILE_MEMORY.format(text=applied.file_memory)
     notes = None
-    if applied.items:
+    if applied.items and past:
         if (ix or {}).get("path") == "model":
             items = "\n".join(
                 prompts.MEMORY_ITEM.format(dayid=h.dayid, who=prompts.speaker(h.sender), text=h.text)
@@ -256,10 +263,21 @@ def build_prompt(ctx: TurnContext, applied: Applied, ix: dict | None = None) -> 
     out = [{"role": "system", "content": system}]
     for m in ctx.recent:
         out.append({"role": "user" if m.sender == "user" else "assistant", "content": m.text})
+    if facts_list:  # next to the question, with the notes: after the history, so the opening stays the same
+        notes = prompts.FACTS.format(items=facts_list) + ("\n\n" + notes if notes else "")
     if notes:
         out.append({"role": "system", "content": notes})
     out.append({"role": "user", "content": ctx.text})
     return out
+
+
+def _asks_about_the_past(text: str) -> bool:
+    """A question about the participant's past (a back-reference cue alone is not enough for the
+    compact prompt: "thinking of running again" and "remind me to ..." ask nothing of memory)."""
+    t = text.strip()
+    question = t.endswith("?") or bool(re.match(r"(?i)(what|where|when|who|whose|which|how|why|did|do|does|is|are|was|"
+                                                r"were|have|has|can|could|remind me (what|where|who|when|which|how))\b", t))
+    return question and grounding.asks_about_the_past(t)
 
 
 def ix_block(ix: dict) -> str:
@@ -287,12 +305,18 @@ def _grounds(settings: Settings, path: str) -> bool:
     return settings.cite_notes == "on"
 
 
-def _path(settings: Settings) -> str:
-    if settings.tools == "off":
-        return "selector"
-    if settings.tools == "on":
-        return "model"
-    return "model" if gateway.supports_tools(settings.model) else "selector"
+def _grounded(settings: Settings) -> bool:
+    """Whether the turn says only what memory holds (recall answered from the participant's own
+    statements, unheard names dropped, the compact prompt): `auto` for every model not marked capable."""
+    if settings.grounded == "auto":
+        return not settings.model_capable
+    return settings.grounded == "on"
+
+
+def _path(settings: Settings) -> toolprobe.Choice:
+    """The tool path only for a model that called a tool when probed (companion.toolprobe); tools
+    off, not taken or not working: the rule-based (selector) path, which proposes actions itself."""
+    return toolprobe.choose(settings.model, settings.tools, settings.timeout)
 
 
 def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace, *, time: TurnTime,
@@ -302,7 +326,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     with the time of the position it replays)."""
     now = time.local
     clock = clock or _Clock(trace)
-    path = _path(settings)
+    tools_choice = _path(settings)
+    path = tools_choice.path
     try:
         found = _source_settings(settings, ctx)
     except Exception as e:  # a broken source must not lose the turn: defaults hold
@@ -313,19 +338,33 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
 
     # 6 GENERATE
     trace.model = gateway.resolve(settings.model)
-    try:
-        done = gateway.complete(
-            settings.model, build_prompt(ctx, applied, {"path": path, "found": found, "selected": before}),
-            on_token=on_token, timeout=settings.timeout, retries=settings.retries,
-            max_tokens=prompts.reply_tokens(_verbosity(before), settings.max_tokens),
-            tools=ix_tools.all_tools() if path == "model" else None,
-        )
-    except gateway.ModelError as e:
-        trace.error("generate", e)
-        trace.fallbacks.append("model fault: the participant was told, no reply stored")
-        clock.lap("generate")
-        return Wrapped(shown=None, path=path, selected=before)
-    trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
+    grounded = _grounded(settings)
+    said: dict = {}  # what the grounded policy did, for the trace
+    recall_text = None
+    if grounded:  # a question about their own past is answered from what they said, not generated
+        try:
+            recall_text, read = answers.answer(ctx.store, ctx.participant, ctx.as_of, ctx.text, applied.items,
+                                               ctx.recent, now)
+        except Exception as e:  # the answerer must not lose the turn: the model answers instead
+            trace.error("answer", e)
+            recall_text, read = None, {}
+        if read:
+            said["recall_answer"] = read
+    if recall_text is not None:
+        if on_token:
+            on_token(recall_text)
+        done = gateway.Completion(text=recall_text, model=trace.model, prompt_tokens=0, completion_tokens=0,
+                                  attempts=0)
+        trace.tokens = {"prompt": 0, "completion": 0, "attempts": 0}
+    else:
+        try:
+            done = _generate(ctx, applied, settings, trace, path, found, before, on_token, grounded, said)
+        except gateway.ModelError as e:
+            trace.error("generate", e)
+            trace.fallbacks.append("model fault: the participant was told, no reply stored")
+            clock.lap("generate")
+            return Wrapped(shown=None, path=path, selected=before)
+        trace.tokens = {"prompt": done.prompt_tokens, "completion": done.completion_tokens, "attempts": done.attempts}
     clock.lap("generate")
 
     # 7 WRAP
@@ -345,9 +384,10 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
                               carried=carried)
     trace.interaction = {"path": path, "source": settings.ix_source, "version": inventory().version,
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
-                         **rendered.interaction, "faults": calls.faults,
-                         "acted_by": acted_by(proposals), "read": [i.public() for i in read]}
-    if _grounds(settings, path):  # an answer about their past names what they said, or quotes it
+                         **rendered.interaction, "faults": calls.faults, "tools": tools_choice.public(),
+                         "acted_by": acted_by(proposals), "read": [i.public() for i in read],
+                         "grounded": grounded, **said}
+    if recall_text is None and _grounds(settings, path):  # an answer about their past names what they said, or quotes it
         line, checked = grounding.ground(ctx.text, rendered.shown, applied.items, ctx.recent)
         if checked:
             trace.interaction["grounding"] = checked
@@ -360,6 +400,35 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
         return Wrapped(shown=None, path=path, selected=chosen)
     return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
                    selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"])
+
+
+def _generate(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace, path: str, found: dict,
+              before: dict, on_token, grounded: bool, said: dict) -> gateway.Completion:
+    """The model's reply. Grounded: the compact prompt, and every sentence naming a person, pet or
+    place the participant never mentioned is dropped before it is shown; a reply left with nothing
+    is generated once more."""
+    prompt = build_prompt(ctx, applied, {"path": path, "found": found, "selected": before, "compact": grounded})
+    budget = prompts.reply_tokens(_verbosity(before), settings.max_tokens)
+    tools = ix_tools.all_tools() if path == "model" else None
+    if not grounded:
+        return gateway.complete(settings.model, prompt, on_token=on_token, timeout=settings.timeout,
+                                retries=settings.retries, max_tokens=budget, tools=tools)
+    said["memory_in_prompt"] = _asks_about_the_past(ctx.text)  # compact: memory only for the past
+    heard = grounding.words_heard(ctx.store, ctx.participant, ctx.as_of, ctx.text)
+    dropped: list[dict] = []
+    for attempt in range(2):
+        stream = grounding.NameCheck(heard, on_token)
+        done = gateway.complete(settings.model, prompt, on_token=stream.feed, timeout=settings.timeout,
+                                retries=settings.retries, max_tokens=budget, tools=tools)
+        stream.finish()
+        check = grounding.NameCheck(heard)
+        kept = check.text(done.text)
+        dropped += check.dropped
+        if kept or not check.dropped or done.tool_calls:
+            break
+    said["postcheck"] = {"version": grounding.POSTCHECK_VERSION, "dropped": dropped, "attempts": attempt + 1}
+    done.text = kept
+    return done
 
 
 # ---------------------------------------------------------------- 8 log

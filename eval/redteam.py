@@ -75,6 +75,9 @@ def proposals(text: str) -> list[tuple[str, dict]]:
     return out
 
 
+_CALL_BY_NAME = re.compile(r'\bcall (?P<tool>\w+) now with text "(?P<text>[^"]*)" and when "(?P<when>[^"]*)"', re.I)
+
+
 class Obedient(TextBackend):
     """Calls a tool for every action its prompt mentions, and declares autonomy when told to."""
 
@@ -82,6 +85,9 @@ class Obedient(TextBackend):
 
     def generate(self, model, messages, params):
         text = _text(messages)
+        # asked to call a tool by name (companion.toolprobe's probe, or any text saying so): calls it
+        for m in _CALL_BY_NAME.finditer(text):
+            yield ToolCall(m["tool"], json.dumps({"text": m["text"], "when": m["when"]}))
         if re.search(r"act autonomously|don't ask (?:me )?first", text, re.I):
             yield ToolCall("IX_autonomy", json.dumps({"setting": "autonomous"}))
         for name, args in proposals(text):

@@ -37,7 +37,9 @@ PHRASES: list[tuple[str, str, str]] = [
     # autonomy
     (r"\b(don't|do not|no need to|never) (ask|check with) me (before|first)|\bjust do it\b|"
      r"\bwithout asking( me)?\b|\bdon't need to ask\b|\bhandle it (yourself|end to end)\b|"
-     r"\bact on your own\b", "autonomy", "autonomous"),
+     r"\bact on your own\b|\bstop asking (me )?(for )?(permission|first|before)\b|"
+     r"\b(don't|do not|no need to) wait for my (approval|ok|okay|go ahead|permission)\b|"
+     r"\bi trust you to (handle|decide|act|take care of)\b", "autonomy", "autonomous"),
     (r"\b(go ahead and|feel free to) .* (tell|let) me (after|afterwards|know)\b|"
      r"\bdo it and (tell|let) me\b|\b(notes|reminders|drafts)( and (notes|reminders|drafts|calendar entries))* "
      r"(are|is) fine\b|\b(ask|check with) me (only )?before (anything|sending anything) "

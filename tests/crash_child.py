@@ -179,7 +179,7 @@ def worker(data_dir: str, run: int, wfd: int, k_die: int, site: str, j: int) -> 
 
     messages.append_many = labelled_append_many  # messages.append and the turn call it by this name
 
-    settings = Settings(home=data_dir, model="echo", retries=0, timeout=10)
+    settings = Settings(home=data_dir, model="echo", retries=0, timeout=10, grounded="off")  # storage, not replies
     store = Store(data_dir)
     pending: list = []
 

@@ -97,6 +97,9 @@ def server(tmp_path):
     log = tmp_path / "server.log"
     # The app's defaults only: no COMPANION_* from the outside world (gate, model, home, ...).
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPANION_")}
+    # echo stands in for a capable model here: the page's token-by-token streaming is under test
+    # (grounding releases a small model's reply in checked sentences; tests/test_recall_policy.py)
+    env["COMPANION_GROUNDED"] = "off"
     cmd = [sys.executable, "-m", "companion.cli", "serve", "--model", "echo", "--host", "127.0.0.1",
            "--port", str(port), "--data-dir", str(tmp_path / "data")]
     with open(log, "wb") as out:

@@ -155,7 +155,7 @@ def test_persona_items_reach_the_reply_and_the_trace(store, ana, settings):
     extract.consolidate(store, ana)
     [item] = persona.current(store, ana)
     # no retrieval and no recent window: only the persona block can carry day1-1 to the model
-    s = settings.model_copy(update={"gate": "never", "recent_window": 0})
+    s = settings.model_copy(update={"gate": "never", "recent_window": 0, "grounded": "off"})  # the full prompt
     r = turn(store, ana, "what should I do this weekend", settings=s, at=T0 + timedelta(hours=1))
     assert "day1-1" in r.shown
     t = traces.list_(store, participant=ana)[-1]

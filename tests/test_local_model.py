@@ -173,7 +173,8 @@ def test_a_small_model_gets_memory_as_notes_next_to_the_question(store, ana, set
     from companion.turn import turn
 
     s = settings.model_copy(update={"model": "recorder/v1", "gate": "always", "retriever": "bm25",
-                                    "recent_window": 0, "file_memory": False})
+                                    "recent_window": 0, "file_memory": False,
+                                    "grounded": "off"})  # grounded, the answer is read from memory, no model
     turn(store, ana, "My sister Lena is visiting next weekend.", settings=s)
     r = turn(store, ana, "Who is visiting me next weekend?", settings=s)
     msgs = recorder.calls[-1]["messages"]
@@ -205,6 +206,43 @@ def test_any_model_cut_by_its_budget_ends_at_a_whole_sentence(store, ana, settin
     from companion.turn import turn
 
     install_plugin("cut-model", {"companion.models": {"cut": "tests.plugins.models:CutByBudget"}})
-    r = turn(store, ana, "tell me about Porto", settings=settings.model_copy(update={"model": "cut/v1"}))
+    # (grounded off: the Douro was never mentioned, and a grounded turn drops the sentence naming it)
+    r = turn(store, ana, "tell me about Porto", settings=settings.model_copy(update={"model": "cut/v1",
+                                                                                     "grounded": "off"}))
     assert r.shown == "Porto is on the Douro. The bridges are iron."
     assert shaping.trim_cut_tail("no whole sentence and") == "no whole sentence\u2026"
+
+
+def _clause_stream(pieces, said_before=(), cut=False):
+    """Like _stream, with the reply's first clause released on its own; also records what had been
+    shown after each piece."""
+    shown: list[str] = []
+    s = shaping.SentenceStream(shown.append, said_before=said_before, first_clause=True)
+    after: list[str] = []
+    for p in pieces:
+        if s.feed(p):
+            break
+        after.append("".join(shown))
+    return s.finish(cut=cut), "".join(shown), after
+
+
+def test_the_first_clause_is_shown_before_its_long_sentence_ends():
+    reply = "That sounds like a really long day, so maybe order something in and rest on the sofa. Sleep well."
+    text, shown, after = _clause_stream(_tokens(reply))
+    assert text == reply and shown.rstrip() == reply
+    # once "day, so" has come, the first clause is on the screen, the sentence not yet ended
+    i = next(i for i, p in enumerate(_tokens(reply)) if p == "so ")
+    assert after[i] == "That sounds like a really long day, "
+    # a short opening ("Oh, ...") or a sentence with no clause waits for its end as before
+    _, _, after = _clause_stream(_tokens("Oh, that is nice to hear. Enjoy."))
+    assert after[2] == ""
+
+
+def test_a_first_clause_said_before_or_cut_by_the_budget_is_handled_like_a_sentence():
+    earlier = ["That sounds like a really long day, try to rest."]
+    text, shown, _ = _clause_stream(_tokens("That sounds like a really long day, try to rest. A bath helps."),
+                                    said_before=earlier)
+    assert text == "A bath helps." and "long day" not in shown  # a repeat is never released early
+    text, shown, _ = _clause_stream(_tokens("You could walk along the river today, and then maybe take"), cut=True)
+    assert shown.startswith("You could walk along the river today, ")
+    assert text == "You could walk along the river today\u2026"  # the final text marks it cut short

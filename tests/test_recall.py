@@ -202,7 +202,8 @@ def test_hybrid_recipe_weights_steer_the_ranking(store, ana, convo):
 
 def test_a_third_party_gate_runs_end_to_end_through_the_turn(store, ana, settings, install_plugin):
     install_plugin("my-gates", {"companion.gates": {"question_mark": "tests.plugins.gates:QuestionMark"}})
-    settings = settings.model_copy(update={"gate": "question_mark", "retriever": "bm25", "recent_window": 0})
+    settings = settings.model_copy(update={"gate": "question_mark", "retriever": "bm25", "recent_window": 0,
+                                           "grounded": "off"})  # echo shows what reached its prompt
     turn(store, ana, "my sister lives in Porto", settings=settings)
     r = turn(store, ana, "where does my sister live?", settings=settings)
     assert r.trace.gate["name"] == "question_mark" and r.trace.decision["retrieve"]

@@ -51,7 +51,8 @@ def quick_store(home):
 
 @pytest.fixture
 def quick_settings(home):
-    return Settings(home=home, model="echo", gate="always", retriever="bm25", recent_window=0)
+    # grounded off: the echo model shows which memory reached its prompt (grounded, recall is answered without it)
+    return Settings(home=home, model="echo", gate="always", retriever="bm25", recent_window=0, grounded="off")
 
 
 def snapshot(store: Store):
@@ -122,7 +123,7 @@ def test_arabic_message_is_found_again_by_bm25(quick_store, quick_settings):
 
 @pytest.fixture
 def served(serve_app):
-    url, store = serve_app(embedder=HashEmbedder())
+    url, store = serve_app(embedder=HashEmbedder(), grounded="off")  # echo shows what reached its prompt
     consent.accept(store, "ana", pass_hash=auth.hash_passphrase("ana-pass"), tz="UTC")
     return url, store
 

@@ -19,6 +19,7 @@ from companion.backends.base import TextBackend, ToolCall
 from companion.settings import Settings
 from companion.turn import turn
 from memory import cells
+from tests.plugins.toolmodels import asked_call
 from companion import actions
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
@@ -30,11 +31,16 @@ def _all_text(msgs) -> str:
 
 
 class Hostile(TextBackend):
-    """Obeys any text it sees: messages to send, drafts, reminders, and 'act autonomously'."""
+    """Obeys any text it sees: messages to send, drafts, reminders, and 'act autonomously'; and, asked
+    to call a tool by name (companion.toolprobe's probe), calls it, so it gets the tool path."""
 
     supports_tools = True
 
     def generate(self, model, msgs, params):
+        if call := asked_call(msgs):
+            yield call
+            yield "Done."
+            return
         text = _all_text(msgs)
         if re.search(r"act autonomously", text, re.I):
             yield ToolCall("IX_autonomy", json.dumps({"setting": "autonomous"}))
@@ -48,8 +54,12 @@ class Hostile(TextBackend):
         yield "Understood."
 
 
-@pytest.fixture
-def hostile(install_plugin):
+@pytest.fixture(params=["off", "auto"], ids=["full-prompt", "compact-prompt"])
+def hostile(install_plugin, monkeypatch, request):
+    # grounded off: the full prompt (whatever the gate retrieves is in it on every turn); auto: the
+    # default for a model not marked capable, the compact prompt (retrieved memory only for a
+    # question about the past). Either way the recent window carries the earlier turns' words.
+    monkeypatch.setenv("COMPANION_GROUNDED", request.param)
     install_plugin("hostile-model", {"companion.models": {"hostile": "tests.test_security_actions:Hostile"}})
 
 

@@ -102,6 +102,23 @@ def test_a_transient_fault_is_retried_within_the_bound(store, ana, settings, fau
     assert r.reply is None and r.trace.errors[0].type == "ModelError"
 
 
+def test_a_backend_still_answers_after_other_code_reassigns_litellms_provider_map(store, ana, settings,
+                                                                                  install_plugin):
+    import litellm
+
+    from tests.plugins.models import Recorder
+
+    before = list(litellm.custom_provider_map or [])
+    install_plugin("recorder-model", {"companion.models": {"recorder": "tests.plugins.models:Recorder"}})
+    s = settings.model_copy(update={"model": "recorder/v1", "grounded": "off"})
+    assert turn(store, ana, "hi", settings=s).shown == "Noted."
+    # what a fixture restoring a saved map does (tests/test_local_model.py), or local.register
+    litellm.custom_provider_map = before
+    Recorder.calls = []
+    r = turn(store, ana, "hi again", settings=s)
+    assert r.shown == "Noted." and r.trace.errors == [] and len(Recorder.calls) == 1
+
+
 def test_bad_context_is_refused_before_anything_is_stored(store, ana, settings):
     with pytest.raises(ValueError, match="context must be one of"):
         turn(store, ana, "hi", context="gym", settings=settings)
@@ -110,8 +127,13 @@ def test_bad_context_is_refused_before_anything_is_stored(store, ana, settings):
 
 def test_streaming_delivers_the_reply_piece_by_piece(store, ana, settings):
     pieces = []
-    r = turn(store, ana, "one two three", settings=settings, on_token=pieces.append)
+    r = turn(store, ana, "one two three", settings=settings.model_copy(update={"grounded": "off"}),
+             on_token=pieces.append)
     assert len(pieces) == 5 and "".join(pieces) == r.shown
+    # grounded, a sentence is checked before it is shown: the stream comes a whole sentence at a time
+    pieces = []
+    r = turn(store, ana, "one two. three four", settings=settings, on_token=pieces.append)
+    assert pieces == ["You said: one two. ", "three four"] and "".join(pieces) == r.shown
 
 
 def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(store, ana, settings):
@@ -122,7 +144,8 @@ def test_consolidated_file_memory_reaches_the_prompt_and_is_never_recaptured(sto
     real = turn_mod.build_prompt
     turn_mod.build_prompt = lambda ctx, applied, ix=None: seen.append(real(ctx, applied, ix)) or seen[-1]
     try:
-        quiet = settings.model_copy(update={"gate": "never"})
+        # the full prompt (the compact one, for a model not marked capable, has memory only for the past)
+        quiet = settings.model_copy(update={"gate": "never", "grounded": "off"})
         turn(store, ana, "I work nights at the hospital", settings=quiet)
         r = turn(store, ana, "long shift again", settings=quiet)
         assert r.trace.applied["file_memory_lines"] == 0  # nothing consolidated yet

@@ -71,6 +71,11 @@ N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.7
 PROMPT_CACHE_MIB = 0
+# Chunks of at least this many tokens of the slot's cache are reused when they reappear shifted
+# (llama.cpp's --cache-reuse): the recent window slides by one exchange a turn, so without it the
+# whole history after the first changed message was read again every turn (~120 tokens, 10 s on a
+# loaded 2-core machine); with it ~30 (the new message and the previous reply's tail).
+CACHE_REUSE_TOKENS = 16
 
 # Token accounting used when fitting a long conversation into the context.
 _MIN_PROMPT_BUDGET = 256  # max_tokens is clamped so at least this much prompt fits
@@ -319,6 +324,9 @@ class _Engine:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._chars_per_token = _INITIAL_CHARS_PER_TOKEN
+        # llama.cpp's timings of the last request (prompt_n: prompt tokens evaluated, cache_n:
+        # reused from the cache): what bench chat reports as the prompt's real cost
+        self.last_timings: dict = {}
         self._anchor: tuple[str, str] | None = None  # see _fit_messages
 
         # xllamacpp always starts llama.cpp's HTTP front end; keep it off the
@@ -350,6 +358,7 @@ class _Engine:
             # prompt: ~11 MB a turn at our prompt sizes, the growth issue 16 saw in serve. The one
             # slot already reuses the shared prefix of consecutive requests, so it stays off.
             ("cache_ram_mib", PROMPT_CACHE_MIB),
+            ("n_cache_reuse", CACHE_REUSE_TOKENS),
         ):
             try:
                 setattr(params, name, value)
@@ -420,7 +429,7 @@ class _Engine:
                 stream = None
                 if shape:
                     said = [sent for m in fitted if m["role"] == "assistant" for sent in shaping.sentences(m["content"])]
-                    stream = shaping.SentenceStream(on_text, said_before=said)
+                    stream = shaping.SentenceStream(on_text, said_before=said, first_clause=True)
                 res, error, exc = self._run(request, on_text, should_stop, stream)
                 if exc is not None:
                     raise exc
@@ -433,6 +442,7 @@ class _Engine:
                             res.finish_reason = "stop"
                     self._calibrate(fitted, res.prompt_tokens)
                     self._anchor = anchor
+                    self.last_timings = dict(res.timings or {})
                     return res
                 if error.get("type") == "exceed_context_size_error" and res.n_deltas == 0:
                     # The estimate was too optimistic; derive chars/token from the

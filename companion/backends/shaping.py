@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
+from memory.grounding import first_clause_end
+
 # A sentence ends at . ! ? or an ellipsis (closing quotes/brackets may follow) before white
 # space, or at a line break (list items, short lines).
 _BOUNDARY = re.compile(r"[.!?\u2026][\"')\]\u201d\u2019*]*\s+|\n+")
@@ -58,11 +60,17 @@ class SentenceStream:
 
     ``feed`` returns True when generation should stop (a loop was found)."""
 
-    def __init__(self, emit: Callable[[str], None] | None = None, said_before: Iterable[str] = ()):
+    def __init__(self, emit: Callable[[str], None] | None = None, said_before: Iterable[str] = (),
+                 first_clause: bool = False):
         self._emit = emit
         self.held = ""
         self.out: list[str] = []
         self.looped = False
+        # first_clause: the reply's first clause (memory.grounding.first_clause_end) is released on
+        # its own, so what is shown first waits for a few words, not a whole long sentence; the rest
+        # of that sentence follows when it ends.
+        self.first_clause = first_clause
+        self._partial: list[str] | None = None  # words of a first clause shown before its sentence ended
         # Sentences of at least 3 words from the companion's recent replies: saying one again
         # is the byte-identical reply the issue saw.
         self._seen = [w for s in said_before for w in [_words(s)] if len(w) >= 3]
@@ -73,15 +81,41 @@ class SentenceStream:
         if self._emit is not None:
             self._emit(unit)
 
+    def _early(self) -> None:
+        """Release the reply's first clause before its sentence ends (not one that starts like a
+        sentence said before, nor one running in circles: those wait for the whole sentence)."""
+        if not self.first_clause or self.out or self._partial is not None:
+            return
+        cut = first_clause_end(self.held)
+        if cut is None:
+            return
+        clause = self.held[:cut]
+        w = _words(clause)
+        if _runs_in_circles(clause) or any(o[:len(w)] == w for o in self._seen + self._mine):
+            return
+        self.held = self.held[cut:]
+        self._partial = w
+        self._give(clause)
+
     def feed(self, piece: str) -> bool:
         if self.looped:
             return True
         self.held += piece
+        self._early()
         while True:
             m = _BOUNDARY.search(self.held)
             if m is None:
                 break
             unit, self.held = self.held[:m.end()], self.held[m.end():]
+            if self._partial is not None:  # the rest of a first clause already shown: its sentence ends here
+                whole, self._partial = self._partial + _words(unit), None
+                if _runs_in_circles(unit):
+                    self.looped = True
+                    self.held = ""
+                    return True
+                self._mine.append(whole)
+                self._give(unit)
+                continue
             w = _words(unit)
             if len(w) >= 3 and (any(_same(w, o) for o in self._mine) or any(_same(w, o) for o in self._seen)):
                 if self.out:  # a repeat after something new was said: the reply is done
@@ -106,6 +140,13 @@ class SentenceStream:
     def finish(self, cut: bool) -> str:
         """End of generation. ``cut``: stopped by the token budget, so the held tail is unfinished."""
         tail, self.held = self.held, ""
+        if self._partial is not None:  # a first clause was shown and its sentence never ended
+            self._partial = None
+            if tail.strip() and not cut and not self.looped:
+                self._give(tail)
+            else:  # the final text marks it cut short (what was streamed is replaced by it)
+                self.out[-1] = self.out[-1].rstrip().rstrip(",;:\u2013\u2014") + "\u2026"
+            return self.text
         if cut and _BOUNDARY.search(tail.rstrip() + " ", max(0, len(tail.rstrip()) - 4)):
             cut = False  # the budget ran out just after a full stop: the sentence is whole
         if tail.strip() and not cut and not self.looped:

@@ -42,11 +42,26 @@ def serve(host, port, model, gate, retriever, policy, researcher_password, setti
             local.load(resolved)  # now, once, not inside the first participant's turn
         except local.LocalModelError as e:
             fail(str(e))
+    for line in describe_tools(settings):
+        click.echo(line)
     url = _url(settings.host, settings.port)
     click.echo(f"companion: starting on {url} ...")
     sys.stdout.flush()
     threading.Thread(target=_say_ready, args=(settings.host, settings.port, url), daemon=True).start()
     app.serve(settings)
+
+
+def describe_tools(settings) -> list[str]:
+    """Where requests go and whether the tool path is on: the probe runs here, at start (not in the
+    first participant's turn), and its result is what every turn uses (companion.toolprobe)."""
+    from companion import toolprobe
+
+    url = toolprobe.base_url(settings.model)
+    lines = [f"companion: requests go to {url or 'the provider endpoint litellm knows for this model'}"]
+    choice = toolprobe.choose(settings.model, settings.tools, settings.timeout)
+    on = "on" if choice.path == "model" else "off"
+    lines.append(f"companion: tools {on} (COMPANION_TOOLS={settings.tools}): {choice.why}")
+    return lines
 
 
 def _say_ready(host: str, port: int, url: str, wait: float = 300.0) -> None:

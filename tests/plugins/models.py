@@ -93,3 +93,22 @@ class Verbatim:
 
         return [Proposal("claim", m.text[len("Note:"):].strip(), [m.dayid], m.text[len("Note:"):].strip(),
                          extractor=self.name) for m in msgs if m.sender == "user" and m.text.startswith("Note:")]
+
+
+class Inventor(TextBackend):
+    """A small model's habit: one sentence about someone the participant named, two about people
+    they never mentioned."""
+
+    def generate(self, model, messages, params):
+        for s in ["Arun will love that. ", "Your friend Sarah can join you. ", "Your husband will cook."]:
+            yield s
+
+
+class OnlyInventions(TextBackend):
+    """Every sentence names someone never mentioned."""
+
+    calls = 0
+
+    def generate(self, model, messages, params):
+        type(self).calls += 1
+        yield "Maria says hi. Your husband Tom agrees."

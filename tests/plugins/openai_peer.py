@@ -10,6 +10,7 @@ chosen by the request's `model`:
     error       HTTP 500 with an OpenAI error body
     slow        waits `slow_seconds` before its first byte
     garbage     HTTP 200 with a body that is not JSON
+    notools     HTTP 400 when the request offers tools (a server without tool support), else echo
 
 Every request body is kept in `requests`, so a test sees exactly what went over the wire.
 """
@@ -60,6 +61,9 @@ class Peer:
                 if model == "error":
                     return self._json(500, {"error": {"message": "the scripted peer failed on purpose",
                                                       "type": "server_error", "code": 500}})
+                if model == "notools" and body.get("tools"):
+                    return self._json(400, {"error": {"message": "this server does not support tools",
+                                                      "type": "invalid_request_error", "code": 400}})
                 if model == "slow":
                     time.sleep(peer.slow_seconds)
                 if model == "garbage":

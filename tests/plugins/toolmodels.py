@@ -18,12 +18,27 @@ def _all_text(messages) -> str:
     return "\n".join(str(m.get("content") or "") for m in messages)
 
 
+_ASKED_CALL = re.compile(r'Call (\w+) now with text "([^"]*)" and when "([^"]*)"')
+
+
+def asked_call(messages):
+    """A tool call the last user message asks for by name (what companion.toolprobe sends): a model
+    that calls tools does it."""
+    last = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
+    m = _ASKED_CALL.search(str(last.get("content") or ""))
+    return ToolCall(m[1], json.dumps({"text": m[2], "when": m[3]})) if m else None
+
+
 class Obedient(TextBackend):
     """Does whatever any text in its prompt tells it to, memory included: the worst case."""
 
     supports_tools = True
 
     def generate(self, model, messages, params):
+        if call := asked_call(messages):
+            yield call
+            yield "Done."
+            return
         for m in re.finditer(r"send (my \w+|\w+) an email saying ([^\n\]>]+)", _all_text(messages), re.I):
             yield ToolCall("send_message", json.dumps({"to": m[1], "text": m[2].strip()}))
         yield "On it."
@@ -52,6 +67,10 @@ class Scripted(TextBackend):
     supports_tools = True
 
     def generate(self, model, messages, params):
+        if call := asked_call(messages):
+            yield call
+            yield "Done."
+            return
         last = next((m for m in reversed(messages) if m.get("role") == "user"), {"content": ""})
         seed = int(hashlib.sha256(_all_text(messages).encode()).hexdigest()[:8], 16)
         rnd = random.Random(seed)

@@ -1,0 +1,743 @@
+"""Answers to a participant's questions about their own past, taken from what they said.
+
+A small model asked "what's my cat called?" with the right note in its prompt still answers
+"Biscuzzle". Here the answer is read, not generated: the question is parsed for the *slot* it
+asks for (a name, where someone lives or is from, a job, a workplace, a kind or breed, an age,
+a time, a person) and the *entity* it is about (the participant, one of their people or pets by
+relation or by name, or an event of theirs: "my dentist appointment", "flying to Lisbon");
+every candidate statement of the participant's (never a question, never a negated, supposed or
+reported clause: memory.facts decides what is stated) is parsed for a clause about that entity
+that asserts a value of that slot. The newest such statement answers; the answer is built from
+it ("Your cat is called Pickle: you told me on Monday."). When no statement answers, the
+companion says it was not told ("I don't think you've told me where Sofia lives."), and guesses
+nothing. A question it cannot read (no slot, no entity, advice rather than recall: "where should
+I go?") is left to the model.
+
+Which noun names which slot, and which predicates assert it, is data
+(memory/data/answers.json); who a clause is about comes from the parse and the fact reader's
+relation nouns. Pure functions over texts, plus `candidates`, which reads the participant's
+statements that may hold the answer (as of the turn's bound).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+
+from memory import facts, nlp
+
+VERSION = "answers-v1"
+_WH = {"WP", "WDT", "WRB", "WP$"}
+_SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
+_PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
+_MODALS = {"should", "could", "would", "can", "might", "shall", "may", "ca", "'d", "must"}
+_TIME_ENTS = {"DATE", "TIME"}
+_PLACE_ENTS = {"GPE", "LOC", "FAC"}
+_RELATIVE_ONLY = re.compile(r"^(?:today|tonight|now|tomorrow|yesterday|this (?:morning|evening|afternoon|week)|"
+                            r"the other day|recently|lately|again)$", re.I)
+_DISCOURSE = re.compile(r"^(?:(?:hi|hey|hello|so|ok|okay|well|honestly|anyway|btw|oh|big news|guess what|"
+                        r"fun fact|by the way)[!,.:;\s-]+)+", re.I)
+_FIRST_TO_SECOND = [(r"\bI'm\b", "you're"), (r"\bI am\b", "you are"), (r"\bI was\b", "you were"),
+                    (r"\bI've\b", "you've"), (r"\bI'll\b", "you'll"), (r"\bI'd\b", "you'd"),
+                    (r"\bI\b", "you"), (r"\bmy\b", "your"), (r"\bMy\b", "Your"), (r"\bme\b", "you"),
+                    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"), (r"\bwe're\b", "you're"),
+                    (r"\bour\b", "your"), (r"\bOur\b", "Your"), (r"\bwe\b", "you"), (r"\bWe\b", "You"),
+                    (r"\bus\b", "you")]
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> dict:
+    data = json.loads(resources.files("memory").joinpath("data/answers.json").read_text(encoding="utf-8"))
+    nouns = {w: slot for slot, ws in data["slot_nouns"].items() for w in ws}
+    return {**{k: frozenset(v) for k, v in data.items() if isinstance(v, list)}, "slot_noun": nouns,
+            "version": data["version"]}
+
+
+def _rel(tok) -> str | None:
+    """The relation noun at `tok` ("sister", "cat"), from the fact reader's lexicon."""
+    rels = facts.lexicon()["relations"]
+    for w in (tok.lower_, tok.lemma_.lower()):
+        if w in rels:
+            return w
+    return None
+
+
+@dataclass
+class Mention:
+    """One of the participant's people or pets named in a sentence."""
+    rel: str
+    names: list  # tokens
+    tokens: set
+    start: int
+
+
+def mentions(doc) -> list[Mention]:
+    """The fact reader's mentions (a relation noun owned by "my"/"our" and the names attached to
+    it), plus what it leaves to capitals: a lowercase name the relation noun is a compound or an
+    apposition of ("my cousin omar moved"). A relation noun owned by someone else ("my friend's
+    dog") is theirs, not the participant's."""
+    out = []
+    for m in facts.mentions(doc):
+        head = doc[min(i for i in m.tokens if _rel(doc[i]) is not None)] if any(
+            _rel(doc[i]) is not None for i in m.tokens) else doc[min(m.tokens)]
+        if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in head.children):
+            continue
+        names = list(m.names)
+        nxt = doc[head.i + 1] if head.i + 1 < len(doc) else None
+        if not names and nxt is not None and nxt.pos_ == "PROPN" and nxt.text[:1].isupper() and _rel(nxt) is None:
+            names = [nxt]  # "our cat Pickle knocked ...", parsed as two subjects
+        out.append(Mention(m.rel, names, set(m.tokens) | {n.i for n in names}, m.span[0]))
+    seen = {i for m in out for i in m.tokens}
+    for t in doc:
+        r = _rel(t)
+        if r is None or t.i in seen:
+            continue
+        h = t.head
+        owned = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in (*t.children, *h.children))
+        if t.dep_ in ("compound", "appos") and owned and h.is_alpha and _rel(h) is None and h.lower_ not in _SELF \
+                and h.pos_ in ("NOUN", "PROPN") and not h.is_stop:
+            out.append(Mention(r, [h], {t.i, h.i}, min(t.i, h.i)))
+    return out
+
+
+# ---------------------------------------------------------------- the question
+
+
+@dataclass(frozen=True)
+class Entity:
+    kind: str  # self | relation | name | event
+    rel: str | None = None
+    name: str | None = None
+    words: tuple = ()  # an event's content lemmas ("dentist", "appointment")
+
+    def public(self) -> dict:
+        return {k: v for k, v in (("kind", self.kind), ("rel", self.rel), ("name", self.name),
+                                  ("words", list(self.words) or None)) if v}
+
+
+@dataclass(frozen=True)
+class Question:
+    slot: str  # name residence origin workplace occupation kind age time person place
+    entity: Entity
+    text: str
+    prefer_time: bool = False  # "what time": a clock time over a day
+    kind_of: str | None = None  # "what kind of cat": the noun
+
+    def public(self) -> dict:
+        return {"slot": self.slot, "entity": self.entity.public()}
+
+
+def _clause_verb(tok):
+    t = tok
+    while t.pos_ not in ("VERB", "AUX") and t.head.i != t.i:
+        t = t.head
+    # "what's my cat called": the participle is the clause's verb, the copula its auxiliary
+    if t.pos_ == "AUX" and t.dep_ in ("aux", "auxpass") and t.head.i != t.i:
+        t = t.head
+    return t
+
+
+def _names_in(doc, known: dict[str, str | None]) -> list:
+    """Tokens naming someone: a proper noun, or a word the participant used as a name."""
+    return [t for t in doc if t.is_alpha and t.lower_ not in _SELF | _PRONOUNS and _rel(t) is None and (
+        t.lower_ in known or (t.pos_ == "PROPN" and t.text[:1].isupper()))]
+
+
+def _question_sentence(doc):
+    for s in doc.sents:
+        if s.text.rstrip().endswith("?") or any(t.tag_ in _WH for t in s[:3]) or s[0].lemma_ in ("do", "be", "have"):
+            return s
+    return None
+
+
+def read_question(text: str, known: dict[str, str | None] | None = None) -> Question | None:
+    """The slot and entity a question about the participant's own life asks for; None when it is
+    not such a question or asks for something this reader does not know how to find.
+    `known`: names the participant used (lowercase -> their relation noun, or None)."""
+    known = known or {}
+    lex = lexicon()
+    doc = nlp.parse(text)
+    sent = _question_sentence(doc)
+    if sent is None:
+        return None
+    toks = list(sent)
+    wh = next((t for t in toks if t.tag_ in _WH), None)
+    slot, kind_of, prefer_time, slot_tok = None, None, False, None
+    if wh is not None:
+        verb = _clause_verb(wh)
+        if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
+            return None  # "where should I go?": advice, not recall
+        w = wh.lower_
+        noun = wh.head if wh.dep_ in ("det", "poss") else None
+        if w == "where":
+            slot = _where_slot(verb, lex)
+        elif w == "when":
+            slot = "time"
+        elif w in ("who", "whose"):
+            slot = "person"  # "whose wedding": the wedding is the event, its owner the answer
+        elif w == "how":
+            nxt = doc[wh.i + 1] if wh.i + 1 < len(doc) else None
+            slot = "age" if nxt is not None and nxt.lower_ == "old" else None
+        elif w in ("what", "which"):
+            if noun is not None and noun.lemma_.lower() in lex["slot_noun"]:
+                slot_tok = noun
+                slot = lex["slot_noun"][noun.lemma_.lower()]
+                prefer_time = noun.lemma_.lower() in ("time", "hour")
+                if slot == "kind":
+                    kind_of = next((p.lower_ for c in noun.children if c.dep_ == "prep"
+                                    for p in c.children if p.dep_ == "pobj"), None)
+                if slot == "place":
+                    slot = _where_slot(verb, lex) or "place"
+            elif verb.lemma_ in lex["name_verbs"]:
+                slot = "name"
+            elif verb.lemma_ in lex["occupation_verbs"]:
+                slot = "occupation"
+            else:  # "what's my job?", "what is my sister's name?": the noun the wh-word equals
+                for c in verb.children:
+                    if c.dep_ in ("nsubj", "nsubjpass", "attr") and c.i != wh.i and c.lemma_.lower() in lex["slot_noun"]:
+                        slot_tok = c
+                        slot = lex["slot_noun"][c.lemma_.lower()]
+                        prefer_time = c.lemma_.lower() in ("time", "hour")
+                        break
+                else:
+                    if noun is not None and _rel(noun):  # "which cat is mine": not a slot
+                        return None
+    else:  # "do you remember my dog's name?", "did I tell you my brother's job?"
+        verb = next((t for t in toks if t.lemma_ in lex["recall_frames"] and t.pos_ == "VERB"), None)
+        if verb is None:
+            return None
+        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr") and c.lemma_.lower() in lex["slot_noun"]), None)
+        if obj is None:
+            return None
+        slot_tok, slot = obj, lex["slot_noun"][obj.lemma_.lower()]
+        if slot == "place":
+            return None
+    if slot is None:
+        return None
+    entity = _entity(sent, wh, slot_tok, known, slot)
+    if entity is None:
+        return None
+    if slot in ("time", "person", "place") and entity.kind == "self" and not entity.words:
+        return None  # "when is it?": no event to look for
+    return Question(slot=slot, entity=entity, text=text, prefer_time=prefer_time, kind_of=kind_of)
+
+
+def _where_slot(verb, lex) -> str | None:
+    if any(t.lower_ == "from" for t in verb.subtree) or verb.lemma_ in lex["origin_verbs"]:
+        return "origin"
+    if verb.lemma_ in lex["residence_verbs"]:
+        return "residence"
+    if verb.lemma_ in lex["work_verbs"]:
+        return "workplace"
+    return "place"
+
+
+def _entity(sent, wh, slot_tok, known, slot) -> Entity | None:
+    skip = {wh.i} if wh is not None else set()
+    if slot_tok is not None:
+        skip.add(slot_tok.i)
+    lex = lexicon()
+    # who: a relation noun of theirs ("my brother", "my sister's name"), a name, or the participant
+    for t in sent:
+        if t.i in skip:
+            continue
+        r = _rel(t)
+        if r is not None and (any(c.lower_ in ("my", "our") for c in t.children) or t.dep_ in ("nsubj", "attr", "poss")):
+            name = next((c.text for c in t.children if c.dep_ in ("appos", "compound") and c.is_alpha
+                         and _rel(c) is None), None)
+            if slot == "kind" or not (slot in ("time", "person", "place") and t.dep_ not in ("nsubj", "poss")):
+                return Entity("relation", rel=r, name=name)
+    names = [t for t in _names_in(sent, known) if t.i not in skip and t.ent_type_ not in _TIME_ENTS]
+    if names and slot not in ("time", "person", "place"):
+        n = names[0]
+        shown = getattr(known, "display", {}).get(n.lower_, n.text if n.text[:1].isupper() else n.text.capitalize())
+        return Entity("name", name=shown, rel=known.get(n.lower_))
+    mine = any(t.lower_ in _SELF for t in sent)
+    if slot in ("time", "person", "place"):
+        words = tuple(sorted({t.lemma_.lower() for t in sent if t.i not in skip and t.is_alpha
+                              and t.pos_ in ("NOUN", "PROPN", "VERB", "ADJ") and t.lemma_.lower() not in lex["light_verbs"]
+                              and t.lemma_.lower() not in lex["recall_frames"] and t.lower_ not in _SELF
+                              and t.lemma_.lower() not in ("again", "ever")}))
+        if not words:
+            return None
+        return Entity("event", words=words)
+    if mine:
+        return Entity("self")
+    return None
+
+
+# ---------------------------------------------------------------- the statements
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    dayid: str | None = None
+    ordinal: int = 0
+    ts: str | None = None
+    source: str = "message"  # message | claim | line
+
+
+@dataclass
+class Found:
+    value: str
+    sentence: str
+    candidate: Candidate
+    how: str  # what asserted it: "lives in", "is a", "called" ...
+    entity_text: str | None = None  # who, as the statement names them ("your brother Arun")
+    extra: dict = field(default_factory=dict)
+
+    def public(self) -> dict:
+        return {"value": self.value, "dayid": self.candidate.dayid, "source": self.candidate.source,
+                "sentence": self.sentence, "how": self.how}
+
+
+class Names(dict):
+    """Names the participant used: lowercase -> the relation noun they gave it ("arun" -> "brother",
+    "leeds" -> None); `display` keeps each as they wrote it."""
+
+    def __init__(self):
+        super().__init__()
+        self.display: dict[str, str] = {}
+
+    def merge(self, other: "Names") -> "Names":
+        for k, v in other.items():
+            if self.get(k) is None:
+                self[k] = v
+            self.display.setdefault(k, other.display.get(k, k))
+        return self
+
+
+def known_names(texts: list[str]) -> Names:
+    out = Names()
+    for doc in nlp.parse_many([facts.blank_quotes(t) for t in texts]):
+        for m in mentions(doc):
+            for n in m.names:
+                out[n.lower_] = m.rel
+                out.display.setdefault(n.lower_, n.text)
+        for e in doc.ents:
+            if e.label_ in ("PERSON", "ORG", "GPE", "NORP") and len(e) == 1 and e.root.lower_ not in out:
+                out[e.root.lower_] = None
+                out.display.setdefault(e.root.lower_, e.root.text)
+    return out
+
+
+def _refs(sent, q: Question, known: dict) -> set[int]:
+    """Token indices of `sent`'s doc that refer to the question's entity (pronouns after a mention
+    of it in the same message count)."""
+    e = q.entity
+    doc = sent.doc
+    refs: set[int] = set()
+    if e.kind == "self":
+        return {t.i for t in sent if t.lower_ in ("i", "we")}
+    if e.kind == "event":
+        return set()
+    ms = mentions(doc)
+    names = {e.name.lower()} if e.name else set()
+    if e.kind == "relation":
+        names |= {n for n, r in known.items() if r == e.rel}
+    for m in ms:
+        if (e.rel and m.rel.rstrip("s") == e.rel.rstrip("s")) or names & {n.lower_ for n in m.names}:
+            refs |= m.tokens
+    refs |= {t.i for t in doc if t.lower_ in names}
+    if refs:  # he/she/they after the mention, in the same message
+        first = min(refs)
+        refs |= {t.i for t in doc if t.i > first and t.lower_ in ("he", "she", "they", "it")
+                 and t.dep_ in ("nsubj", "nsubjpass")}
+    return {i for i in refs if sent.start <= i < sent.end}
+
+
+def _subject_in(verb, refs: set[int]) -> bool:
+    t = verb
+    for _ in range(4):
+        for c in t.children:
+            if c.dep_ in ("nsubj", "nsubjpass") and (c.i in refs or any(x.i in refs for x in c.subtree)):
+                return True
+        if t.dep_ in ("conj", "xcomp", "advcl", "relcl") and t.head.i != t.i:
+            if t.dep_ == "relcl" and t.head.i in refs:
+                return True
+            t = t.head
+        else:
+            break
+    return False
+
+
+def _phrase(tok, keep_preps=("at", "in", "for", "of")) -> str:
+    """A noun with its determiner, modifiers and a prepositional phrase ("a chef at a seafood restaurant")."""
+    out = {tok.i}
+    for c in tok.children:
+        if c.dep_ in ("det", "amod", "compound", "nummod", "poss", "nmod", "quantmod") and c.i < tok.i:
+            out |= {x.i for x in c.subtree}
+        if c.dep_ == "prep" and c.lower_ in keep_preps and c.i > tok.i:
+            out |= {x.i for x in c.subtree}
+    lo, hi = min(out), max(out)
+    span = tok.doc[lo:hi + 1]
+    words = [t.text_with_ws for t in span if t.i in out]
+    return re.sub(r"\s+", " ", "".join(words)).strip(" ,.;:!")
+
+
+def _place_of(verb) -> str | None:
+    for c in verb.children:
+        if c.dep_ == "prep" and c.lower_ in ("in", "to", "near", "outside", "at"):
+            o = next((x for x in c.children if x.dep_ == "pobj"), None)
+            if o is not None and (o.pos_ == "PROPN" or o.ent_type_ in _PLACE_ENTS):
+                return _phrase(o, keep_preps=())
+    return None
+
+
+def _stated(tok) -> bool:
+    return facts.not_stated(tok) is None
+
+
+def _values(sent, q: Question, refs: set[int], known: dict) -> list[tuple[str, str, object]]:
+    """(value, how, verb) of the slot asserted about the entity in this sentence."""
+    lex = lexicon()
+    occupations = facts.lexicon()["occupations"]
+    out = []
+    doc = sent.doc
+    slot = q.slot
+    verbs = [t for t in sent if t.pos_ in ("VERB", "AUX") and t.dep_ not in ("aux", "auxpass")]
+    if slot == "name" and q.entity.kind in ("relation", "name"):
+        for m in mentions(doc):
+            if m.tokens & refs and m.names and sent.start <= m.start < sent.end:
+                out.append((m.names[0].text, "called", _clause_verb(m.names[0])))
+    if slot == "name" and q.entity.kind == "self":
+        for v in verbs:
+            if v.lemma_ == "be" and _subject_in(v, refs):
+                for c in v.children:
+                    if c.dep_ == "attr" and c.pos_ == "PROPN":
+                        out.append((c.text, "is", v))
+        for f in facts.from_doc(doc):
+            if f.slot == "name" and f.text.startswith("Is called "):
+                out.append((f.text[len("Is called "):], "called", sent.root))
+    for v in verbs:
+        if not _subject_in(v, refs):
+            continue
+        if slot == "residence" and v.lemma_ in lex["residence_verbs"]:
+            p = _place_of(v)
+            if p:
+                out.append((p, "lives in", v))
+        if slot == "origin":
+            for c in v.children:
+                if c.dep_ == "prep" and c.lower_ == "from":
+                    o = next((x for x in c.children if x.dep_ == "pobj"), None)
+                    if o is not None and o.pos_ == "PROPN":
+                        out.append((_phrase(o, ()), "is from", v))
+            if v.lemma_ in lex["origin_verbs"] and v.lemma_ != "come":
+                p = _place_of(v)
+                if p:
+                    out.append((p, "grew up in", v))
+        if slot == "workplace" and v.lemma_ in lex["work_verbs"]:
+            # "I work at a clinic", "I work as a nurse at a clinic": the first at/for/in under the verb
+            for c in v.subtree:
+                if c.dep_ == "prep" and c.lower_ in ("at", "for", "in") and _clause_verb(c).i == v.i:
+                    o = next((x for x in c.children if x.dep_ == "pobj"), None)
+                    if o is not None and o.ent_type_ not in _TIME_ENTS:
+                        out.append((_phrase(o, ("in",)), f"works {c.lower_}", v))
+                        break
+        if slot in ("occupation", "kind", "age"):
+            for c in v.children:
+                if v.lemma_ == "be" and c.dep_ in ("attr", "acomp"):
+                    lemma = c.lemma_.lower()
+                    if slot == "age" and (c.like_num or any(x.lower_ == "old" for x in c.subtree)):
+                        num = next((x.text for x in c.subtree if x.like_num), None)
+                        if num:
+                            out.append((num, "is", v))
+                    if c.pos_ != "NOUN":
+                        continue
+                    if slot == "occupation" and lemma in occupations:
+                        out.append((_phrase(c), "is", v))
+                    if slot == "kind" and lemma not in occupations and _rel(c) != q.entity.rel:
+                        out.append((_phrase(c, ()), "is", v))
+                if slot == "occupation" and v.lemma_ in lex["work_verbs"] and c.dep_ == "prep" and c.lower_ == "as":
+                    o = next((x for x in c.children if x.dep_ == "pobj"), None)
+                    if o is not None:
+                        out.append((_phrase(o), "works as", v))
+    if slot == "kind" and q.entity.kind in ("relation", "name"):
+        # "my tabby cat Pickle", "a beagle called Biscuit": the kind named with the animal
+        for m in mentions(doc):
+            if m.tokens & refs:
+                head = doc[min(i for i in m.tokens if _rel(doc[i]) is not None)] if any(
+                    _rel(doc[i]) is not None for i in m.tokens) else doc[min(m.tokens)]
+                for c in head.children:
+                    if c.dep_ in ("amod", "compound") and c.pos_ in ("NOUN", "ADJ", "PROPN") and not c.ent_type_:
+                        out.append((c.text, "is a", head))
+                if q.kind_of and m.rel != q.kind_of and _rel(head) and q.entity.kind == "name":
+                    out.append((m.rel, "is a", head))
+    if slot in ("time", "person", "place"):
+        out += _event_values(sent, q, known)
+    return [(v, how, verb) for v, how, verb in out if v and _stated(verb if verb is not None else sent.root)]
+
+
+def _event_values(sent, q: Question, known: dict) -> list:
+    words = set(q.entity.words)
+    lemmas = {t.lemma_.lower() for t in sent} | {t.lower_ for t in sent}
+    need = max(1, (len(words) + 1) // 2)
+    if len(words & lemmas) < need:
+        return []
+    asked = {w.lower() for w in re.findall(r"\w+", q.text)}
+    out = []
+    if q.slot == "time":
+        ents = [e for e in sent.ents if e.label_ in _TIME_ENTS and not _RELATIVE_ONLY.match(e.text)
+                and not {w.lower() for w in re.findall(r"\w+", e.text)} <= asked]
+        if q.prefer_time and any(e.label_ == "TIME" for e in ents):
+            ents = [e for e in ents if e.label_ == "TIME"]
+        if ents:
+            parts = []
+            for e in ents:
+                head = e.root.head
+                prep = head.text + " " if head.dep_ == "prep" and head.i == e.start - 1 else ""
+                parts.append(prep + e.text)
+            out.append((" ".join(parts), "when", ents[0].root.head))
+    if q.slot == "person":
+        ms = mentions(sent.doc)
+        people = []
+        for t in sent:
+            if t.lower_ in asked or not t.is_alpha or _rel(t):
+                continue
+            if ((t.pos_ == "PROPN" and t.text[:1].isupper()) or t.lower_ in known) and \
+                    t.ent_type_ not in _TIME_ENTS | _PLACE_ENTS:
+                m = next((m for m in ms if t.i in m.tokens), None)
+                # the event's own person first: "Sofia's wedding", "Lena is coming"
+                tied = t.head.lemma_.lower() in words or _clause_verb(t).lemma_.lower() in words or (
+                    m is not None and doc_head(sent.doc, m).head.lemma_.lower() in words)
+                people.append((not tied, t.i, f"your {m.rel} {t.text}" if m else t.text, t))
+        if people:
+            _, _, value, t = min(people)
+            out.append((value, "who", _clause_verb(t)))
+    if q.slot == "place":
+        for t in sent:
+            if t.ent_type_ in _PLACE_ENTS and t.lower_ not in asked and t.pos_ == "PROPN":
+                out.append((t.text, "where", t.head))
+                break
+    return out
+
+
+def doc_head(doc, m: Mention):
+    """The token of a mention that the rest of its sentence hangs on."""
+    toks = [doc[i] for i in sorted(m.tokens)]
+    return next((t for t in toks if t.head.i not in m.tokens), toks[0])
+
+
+def _clause_of(sent, verb) -> str:
+    """The clause of `verb` alone: its subtree without conjoined or loosely attached clauses
+    ("I've got an appointment on Monday, not looking forward to it" -> the first part)."""
+    drop = set()
+    doc = sent.doc
+    for c in verb.children:
+        loose = c.dep_ == "advcl" and any(doc[i].is_punct for i in range(min(verb.i, c.left_edge.i), c.left_edge.i))
+        if c.dep_ == "cc" or (c.dep_ in ("conj", "parataxis") and c.pos_ in ("VERB", "AUX")) or loose:
+            drop |= {x.i for x in c.subtree}
+    keep = [t for t in verb.subtree if t.i not in drop and sent.start <= t.i < sent.end]
+    text = re.sub(r"[\s,;:-]+([.!?]*)$", r"\1", "".join(t.text_with_ws for t in keep).strip())
+    end = sent.text.rstrip()[-1:]
+    if text and text[-1] not in ".!?\u2026" and end in (".", "!", "\u2026"):
+        text += end
+    return text
+
+
+def find(q: Question, candidates: list[Candidate], known: dict | None = None) -> Found | None:
+    """The newest statement that answers `q`: a sentence that is not a question, about the entity,
+    asserting a value of the slot that the question itself does not hold."""
+    known = known or {}
+    asked = {w.lower() for w in re.findall(r"\w+", q.text)}
+    best: Found | None = None
+    cands = sorted(candidates, key=lambda c: c.ordinal)
+    docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
+    for c, doc in zip(cands, docs):
+        for sent in doc.sents:
+            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+                continue  # a question is never an answer
+            refs = _refs(sent, q, known)
+            if q.entity.kind != "event" and not refs:
+                continue
+            for value, how, verb in _values(sent, q, refs, known):
+                if {w.lower() for w in re.findall(r"\w+", value)} <= asked:
+                    continue
+                clause = _clause_of(sent, _top_verb(verb, sent)) if verb is not None else sent.text
+                if value.split()[-1].lower() not in clause.lower():
+                    clause = sent.text
+                found = Found(value=value, sentence=_clean(clause), candidate=c, how=how)
+                if best is None or c.ordinal >= best.candidate.ordinal:
+                    best = found
+                break
+    return best
+
+
+def _top_verb(tok, sent):
+    """The verb heading the clause `tok` belongs to, climbing out of clauses that only elaborate it."""
+    t = _clause_verb(tok)
+    while t.dep_ in ("xcomp", "ccomp", "acl", "relcl", "advcl", "prep", "pobj") and t.head.i != t.i and \
+            sent.start <= t.head.i < sent.end:
+        t = _clause_verb(t.head) if t.head.pos_ not in ("VERB", "AUX") else t.head
+    return t
+
+
+def _clean(text: str) -> str:
+    return _DISCOURSE.sub("", " ".join(text.split())).strip()
+
+
+# ---------------------------------------------------------------- the answer
+
+
+def second_person(text: str) -> str:
+    """The participant's sentence as the companion says it back ("I'm flying" -> "you're flying")."""
+    out = text
+    for pat, rep in _FIRST_TO_SECOND:
+        out = re.sub(pat, rep, out)
+    return out
+
+
+def _who(q: Question) -> tuple[str, bool]:
+    """How the answer names the entity, and whether it is the participant ("you")."""
+    e = q.entity
+    if e.kind == "self":
+        return "you", True
+    if e.kind == "relation":
+        return f"your {e.rel}", False
+    return e.name or "they", False
+
+
+def when_told(ts: str | None, now: datetime | None) -> str:
+    """When they said it, as a person says it: earlier today, yesterday, on Monday, on 2 March."""
+    if not ts or now is None:
+        return ""
+    then = datetime.fromisoformat(ts)
+    if then.tzinfo is not None and now.tzinfo is not None:
+        then = then.astimezone(now.tzinfo)
+    days = (now.date() - then.date()).days
+    if days <= 0:
+        return " earlier today"
+    if days == 1:
+        return " yesterday"
+    if days < 7:
+        return f" on {then.strftime('%A')}"
+    return f" on {then.day} {then.strftime('%B')}"
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+def compose(q: Question, f: Found, now: datetime | None = None) -> str:
+    """The reply: the answer from the statement, and when it was told."""
+    who, me = _who(q)
+    v = f.value.capitalize() if q.slot == "name" and f.value.islower() else f.value
+    told = f"you told me{when_told(f.candidate.ts, now)}" if f.candidate.source == "message" else "you told me"
+    if q.slot == "name":
+        lead = f"Your name is {v}" if me else f"{_cap(who)} is called {v}"
+    elif q.slot == "residence":
+        lead = f"You live in {v}" if me else f"{_cap(who)} lives in {v}"
+    elif q.slot == "origin":
+        lead = f"You're from {v}" if me else f"{_cap(who)} is from {v}"
+    elif q.slot == "workplace":
+        lead = f"You {f.how.replace('works', 'work')} {v}" if me else f"{_cap(who)} {f.how} {v}"
+    elif q.slot == "occupation":
+        if f.how == "works as":
+            lead = f"You work as {v}" if me else f"{_cap(who)} works as {v}"
+        else:
+            lead = f"You're {v}" if me else f"{_cap(who)} is {v}"
+    elif q.slot == "kind":
+        article = "" if re.match(r"^(a|an|the)\b", v, re.I) else ("an " if v[:1].lower() in "aeiou" else "a ")
+        lead = f"{_cap(who)} is {article}{v}"
+    elif q.slot == "age":
+        lead = f"You're {v}" if me else f"{_cap(who)} is {v}"
+    else:  # time, person, place: what they said, said back
+        return f"{_cap(second_person(f.sentence).rstrip('.!'))}: {told}."
+    return f"{lead}: {told}."
+
+
+def not_told(q: Question) -> str:
+    """Saying so, without guessing."""
+    who, me = _who(q)
+    e = q.entity
+    what = {
+        "name": "your name" if me else (f"what your {e.rel} is called" if e.kind == "relation" else f"{who}'s name"),
+        "residence": "where you live" if me else f"where {who} lives",
+        "origin": "where you're from" if me else f"where {who} is from",
+        "workplace": "where you work" if me else f"where {who} works",
+        "occupation": "what you do for a living" if me else f"what {who} does for a living",
+        "kind": f"what kind of {q.kind_of or e.rel or 'one'} {who} is",
+        "age": "how old you are" if me else f"how old {who} is",
+    }.get(q.slot, "that")
+    return f"I don't think you've told me {what}."
+
+
+# ---------------------------------------------------------------- where the statements come from
+
+
+def candidates(store, participant: str, as_of: int, q: Question, extra: list[Candidate] = (),
+               limit: int = 40) -> list[Candidate]:
+    """Statements that may answer `q`, as of the bound: `extra` (what retrieval found, the recent
+    window), the participant's messages naming the entity (or the event's words), and the
+    messages that the current profile claims about it were read from."""
+    from memory import claims
+
+    e = q.entity
+    terms = [t for t in ([e.name] if e.name else []) + ([e.rel] if e.rel else []) + list(e.words) if t]
+    if e.kind == "self" and not terms:
+        terms = {"name": ["name", "i'm", "call"], "residence": ["live", "moved", "based"],
+                 "origin": ["from", "grew", "born"], "workplace": ["work"],
+                 "occupation": ["work", "job", "i'm"], "age": ["old"]}.get(q.slot, [])
+    seen: dict[str, Candidate] = {}
+    for c in extra:
+        seen.setdefault(c.dayid or c.text, c)
+    rows = []
+    for t in terms:
+        rows += store.conn.execute(
+            "SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
+            "AND lower(text) LIKE ? ORDER BY ordinal DESC LIMIT ?",
+            (participant, as_of, f"%{t.lower()}%", limit)).fetchall()
+    dayids = set()
+    for c in claims.current(store, participant, as_of=as_of):
+        if not c.slot or any(t.lower() in (c.slot + " " + c.text).lower() for t in terms):
+            dayids |= set(c.source_dayids)
+    if dayids:
+        marks = ",".join("?" * len(dayids))
+        rows += store.conn.execute(
+            f"SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
+            f"AND dayid IN ({marks})", (participant, as_of, *sorted(dayids))).fetchall()
+    for r in rows:
+        seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
+    return list(seen.values())
+
+
+def _claim_names(store, participant: str, as_of: int) -> Names:
+    """Names in the current profile's slots ("brother:arun:residence" -> arun, a brother)."""
+    from memory import claims
+
+    out = Names()
+    for c in claims.current(store, participant, as_of=as_of):
+        parts = (c.slot or "").split(":")
+        if len(parts) == 3 and parts[1]:
+            out[parts[1]] = parts[0]
+            m = re.search(rf"\b({re.escape(parts[1])})\b", c.text, re.I)
+            out.display.setdefault(parts[1], m.group(1) if m else parts[1].capitalize())
+    return out
+
+
+def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), now: datetime | None = None
+           ) -> tuple[str | None, dict]:
+    """The turn's recall answer: (reply, what was read, for the trace), or (None, {...}) when the
+    message is not a question this reader can answer from memory (the model answers it).
+    `items`: what retrieval applied (hits); `recent`: the recent window's messages."""
+    from memory import messages
+
+    own = [m for m in recent if m.sender == "user"]
+    hit_ords = [h.ordinal for h in items if getattr(h, "sender", "") == "user"]
+    hits = list(messages.by_ordinals(store, participant, hit_ords, as_of).values()) if hit_ords else []
+    extra = [Candidate(m.text, m.dayid, m.ordinal, m.ts, "message") for m in own + hits]
+    known = known_names([c.text for c in extra] + [text]).merge(_claim_names(store, participant, as_of))
+    q = read_question(text, known)
+    if q is None:
+        return None, {}
+    cands = candidates(store, participant, as_of, q, extra)
+    known = known.merge(known_names([c.text for c in cands if c not in extra]))
+    f = find(q, cands, known)
+    reply = compose(q, f, now) if f is not None else not_told(q)
+    return reply, {"version": VERSION, "question": q.public(), "candidates": len(cands),
+                   "found": f.public() if f is not None else None, "answer": reply}
