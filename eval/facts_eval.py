@@ -44,7 +44,7 @@ def matches(claim: str, must: list[str]) -> bool:
     return all(any(w.startswith(stem) for w in words for stem in entry.split("|")) for entry in must)
 
 
-def score(rows: list[dict], predicted: list[list[str]]) -> dict:
+def score(rows: list[dict], predicted: list[list[str]], per_persona: bool = True) -> dict:
     gold = tp_gold = n_pred = tp_pred = opposite = 0
     by_kind: dict[str, list[int]] = {}
     misses, wrong, opposites = [], [], []
@@ -74,11 +74,11 @@ def score(rows: list[dict], predicted: list[list[str]]) -> dict:
            "opposite": opposite, "by_kind": {k: f"{a}/{b}" for k, (a, b) in sorted(by_kind.items())},
            "misses": misses, "wrong": wrong, "opposites": opposites}
     personas = sorted({r["persona"] for r in rows if r.get("persona")})
-    if personas:
+    if personas and per_persona:
         out["by_persona"] = {}
         for p in personas:
             sub = [(r, c) for r, c in zip(rows, predicted) if r.get("persona") == p]
-            s = score([r for r, _ in sub], [c for _, c in sub])
+            s = score([r for r, _ in sub], [c for _, c in sub], per_persona=False)
             out["by_persona"][p] = {k: s[k] for k in ("messages", "gold", "extracted", "recall", "precision", "opposite")}
     return out
 

@@ -1,7 +1,7 @@
 """Measure export anonymization on the planted sets in tests/data and on generated ones (not a
 pytest file).
 
-    python tests/anonymization_bench.py [--sets v1,v2,generated] [--n 400] [--seed 0] [--scale N] [--cli]
+    python tests/anonymization_bench.py [--sets v1,v2,generated,files:PLANTED.jsonl+ORDINARY.jsonl] [--n 400] [--seed 0] [--scale N] [--cli]
                                         [--code DIR]   # another checkout's code, same run
 
 Sets: `v1` = tests/data/planted_identifiers.jsonl + ordinary_messages.txt (held out, written
@@ -63,7 +63,27 @@ def load(which: str = "v1", n: int = 400, seed: int = 0) -> tuple[list[dict], li
         rows = [{"participant": f"g{i % 7}", "text": m["text"], "identifiers": [[x, f] for x, f in m["identifiers"]]}
                 for i, m in enumerate(gen.messages(n, seed))]
         return rows, gen.ordinary(n // 2, seed)
-    raise ValueError(f"unknown set {which!r}: v1, v2 or generated")
+    if which.startswith("files:"):  # files:PLANTED.jsonl+ORDINARY.jsonl (another author's sets, by path)
+        planted_path, ordinary_path = which[len("files:"):].split("+")
+        return read_files(Path(planted_path), Path(ordinary_path))
+    raise ValueError(f"unknown set {which!r}: v1, v2, generated or files:PLANTED+ORDINARY")
+
+
+_KIND = {"person": "PERSON", "place": "PLACE", "organisation": "ORG", "organization": "ORG", "nickname": "NICKNAME"}
+
+
+def read_files(planted: Path, ordinary: Path) -> tuple[list[dict], list[str]]:
+    """Sets in another author's shape: planted lines {"id", "text", "identifiers": [{"text", "kind"}]}
+    (kinds person / place / organisation / nickname are names; any other is a number or address
+    kind, upper-cased), all one participant's; ordinary lines {"id", "text"}."""
+    rows = []
+    for line in planted.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            m = json.loads(line)
+            rows.append({"participant": m.get("participant", "b1"), "text": m["text"],
+                         "identifiers": [[i["text"], _KIND.get(i["kind"], i["kind"].upper())] for i in m["identifiers"]]})
+    texts = [json.loads(x)["text"] for x in ordinary.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return rows, texts
 
 
 def _generic() -> set[str]:

@@ -110,6 +110,11 @@ def test_score_counts_by_hand():
     # gold 2, both matched by the first claim; 5 extracted, 2 match (Porto claim, cat claim);
     # opposite: "Works in Oslo" and "Lives in Oslo" (no negation word); "Does not ..." is not
     assert (r["recall"], r["precision"], r["opposite"]) == (1.0, 0.4, 2)
+    # a set whose rows name their persona is also scored per persona (once, not recursively)
+    rows[0]["persona"], rows[1]["persona"] = "p1", "p2"
+    r = facts_eval.score(rows, predicted)
+    assert r["by_persona"]["p1"]["recall"] == 1.0 and r["by_persona"]["p1"]["precision"] == 0.5
+    assert r["by_persona"]["p2"]["precision"] == round(1 / 3, 3) and r["by_persona"]["p2"]["recall"] is None
 
 
 def _scripted_complete(calls):
