@@ -294,11 +294,11 @@ def test_a_preference_changed_when_the_memory_document_is_full_holds_and_the_doc
     url, store = served
     a = Client(url, verbose=False)
     a.predict("ana", "ana-pass", api_name="/sign_in")
-    a.predict("please keep it short", "personal", [], api_name="/respond")
+    a.predict("please give me detailed answers", "personal", [], api_name="/respond")
     consolidate_all(store)
-    # "keep it short" while replies are brief (the personal default) steps to terse (issue 25 item 4)
-    brief, detailed = (ix_attributes.describe("verbosity", x) for x in ("terse", "detailed"))
-    assert len(detailed) > len(brief)
+    # the old setting and a new one whose line is longer
+    old, new = (ix_attributes.describe("verbosity", x) for x in ("detailed", "terse"))
+    assert len(new) > len(old)
     # fill the document to one character under its budget: the longer wording cannot fit
     filler = []
     while True:
@@ -317,11 +317,11 @@ def test_a_preference_changed_when_the_memory_document_is_full_holds_and_the_doc
 
     refused_before = refused()  # the filling's last line was refused too
     cell = next(r for r in _table(a.predict(api_name="/mem_view")) if r[1] == "preference")
-    msg = a.predict(cell[0], "detailed", api_name="/mem_edit")
-    assert "from terse to detailed" in msg  # the participant's setting holds
+    msg = a.predict(cell[0], "terse", api_name="/mem_edit")
+    assert "from detailed to terse" in msg  # the participant's setting holds
     out = a.predict(api_name="/mem_view")
-    assert any(r[2].startswith("verbosity = detailed") for r in _table(out))
-    assert brief in out[3] and detailed not in out[3]  # over budget: the document keeps its line
+    assert any(r[2].startswith("verbosity = terse") for r in _table(out))
+    assert old in out[3] and new not in out[3]  # over budget: the document keeps its line
     assert refused() == refused_before + 1  # and the refusal is logged, not lost
 
 
