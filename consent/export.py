@@ -55,7 +55,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from consent import audit, ledger, progress, recognizers, records, timeshift
-from consent.formats import ChatProbe, ConversationRow, FeedbackRow, Manifest, Persona, ProfileClaim, describe
+from consent.formats import ChatProbe, ConversationRow, FeedbackRow, Manifest, Persona, ProfileClaim, describe, strings
 from consent.pseudonymize import Plan, Pseudonymizer, _norm, read_deny_list
 from memory import messages, participants, registry
 from memory.store import Store, StoreError
@@ -521,21 +521,9 @@ class Finding:
         return f"identifiers: {where}: {self.kind} {self.text!r} (found by {by}) survives replacement"
 
 
-def _fields(obj, skip=("evidence", "ts", "at", "dayid", "probe_dayid", "recent_context", "episode_refs",
-                       "profile_refs", "grounding_dayids", "source_dayids", "valid_from", "valid_to"),
-            where="") -> list[tuple[str, str]]:
-    """(field path, string) of a JSON value, without the fields that hold dayids or times."""
-    out = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k not in skip:
-                out += _fields(v, skip, f"{where}.{k}" if where else k)
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _fields(v, skip, f"{where}[{i}]")
-    elif isinstance(obj, str):
-        out.append((where, obj))
-    return out
+# fields that hold dayids or times: not text the identifier scan reads
+NOT_TEXT = ("evidence", "ts", "at", "dayid", "probe_dayid", "recent_context", "episode_refs", "profile_refs",
+            "grounding_dayids", "source_dayids", "valid_from", "valid_to")
 
 
 # Fields the recognizers read: participant text (the rest are ids, enumerations, arms, times).
@@ -581,7 +569,7 @@ def check_release(root: str | Path, identifiers: dict[str, str], surrogates: set
                                                  if x) + r")(?!\w)") if surrogates else None
 
     def scan(rel: str, n, obj) -> None:
-        fields = _fields(obj)
+        fields = strings(obj, NOT_TEXT)
         for field, text in fields:
             inside = [m.span() for m in cover.finditer(text)] if cover is not None else []
             for m in listed.spans(text):  # an original, unless it is part of a surrogate ("[INSEE number 2]")

@@ -354,3 +354,19 @@ def describe(e: ValidationError) -> str:
             msg += f", got {got!r}"
         parts.append(f"field '{name}': {msg}" if name else msg)
     return "; ".join(parts)
+
+
+def strings(obj, skip=("evidence",), where="") -> list[tuple[str, str]]:
+    """(field path, string) for every string in a JSON value, except the fields named in `skip`
+    (dayid lists, times) and what they hold."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k not in skip:
+                out += strings(v, skip, f"{where}.{k}" if where else k)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += strings(v, skip, f"{where}[{i}]")
+    elif isinstance(obj, str):
+        out.append((where, obj))
+    return out

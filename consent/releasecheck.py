@@ -39,7 +39,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from consent import progress, pseudonymize, recognizers, releasefiles
-from consent.formats import (STAGES, describe, AnnotationRecord, ChatProbe, ConversationRow, FeedbackRow, Manifest,
+from consent.formats import (STAGES, describe, strings, AnnotationRecord, ChatProbe, ConversationRow, FeedbackRow, Manifest,
                              Persona, ProfileClaim, QAItem, Sampling, sampling_digest)
 from consent.releasefiles import (ANNOTATIONS, CHAT_GOLD, CONVERSATION, FEEDBACK, MANIFEST, PERSONA, PROFILE, QA,
                                   ReleaseFileError)
@@ -197,21 +197,6 @@ def _view(raw: dict) -> dict:
     return v
 
 
-def _strings(obj, skip=("evidence",), where="") -> list[tuple[str, str]]:
-    """(field path, string) for every string in a JSON value, except dayid lists under `skip`."""
-    out = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k not in skip:
-                out += _strings(v, skip, f"{where}.{k}" if where else k)
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _strings(v, skip, f"{where}[{i}]")
-    elif isinstance(obj, str):
-        out.append((where, obj))
-    return out
-
-
 # Fields that hold dayids, enumerations or who annotated (researchers, not participants): no
 # participant text in them, so neither scanned for identifiers nor for surrogates.
 DAYID_FIELDS = ("recent_context", "episode_refs", "grounding_dayids", "probe_dayid", "source_dayids", "valid_from",
@@ -272,7 +257,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
     texts: list[tuple[str, int | None, str, str]] = []
     # The manifest is written by tools (names like "eval.fixtures" read as URLs to the recognizers):
     # it is searched for the surrogate map's originals only.
-    meta = [(MANIFEST, None, k, v) for k, v in _strings(raw_manifest)]
+    meta = [(MANIFEST, None, k, v) for k, v in strings(raw_manifest)]
     derived: dict[str, list[tuple[str, int | None, str]]] = {}
     proportional: dict[str, list[str]] = {}
     users: dict[str, int] = {}
@@ -340,7 +325,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
             resolve(rel, n, "source_dayids", c.get("source_dayids") or [])
             for f in ("valid_from", "valid_to"):
                 resolve(rel, n, f, [c[f]] if c.get(f) else [])
-            for k, s in _strings(c, skip=DAYID_FIELDS):
+            for k, s in strings(c, skip=DAYID_FIELDS):
                 texts.append((rel, n, k, s))
                 derived[pid].append((rel, n, s))
         rel = f"{pid}/{PERSONA}"
@@ -349,7 +334,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
             if persona is not None:
                 for fname, x in persona.evidence():
                     resolve(rel, None, fname, [x])
-            for k, s in _strings(raw_p or {}):
+            for k, s in strings(raw_p or {}):
                 texts.append((rel, None, k, s))
                 derived[pid].append((rel, None, s))
         rel = f"{pid}/{QA}"
@@ -360,7 +345,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
                 r.fail("order", rel, n, f"question id {q.get('id')!r} repeats (first at line {seen[q.get('id')]})")
             seen.setdefault(q.get("id"), n)
             resolve(rel, n, "evidence_dayids", q.get("evidence_dayids") or [])
-            for k, s in _strings(q, skip=DAYID_FIELDS):
+            for k, s in strings(q, skip=DAYID_FIELDS):
                 texts.append((rel, n, k, s))
                 derived[pid].append((rel, n, s))
         rel = f"{pid}/{FEEDBACK}"
@@ -369,7 +354,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
             if fb.get("dayid") in index and sender.get(fb.get("dayid")) != "companion":
                 r.fail("dayids", rel, n, f"field 'dayid': {fb.get('dayid')!r} is a participant message: ratings "
                                           "rate companion replies")
-            for k, s in _strings(fb, skip=DAYID_FIELDS):
+            for k, s in strings(fb, skip=DAYID_FIELDS):
                 texts.append((rel, n, k, s))
 
         rel = f"{pid}/{CHAT_GOLD}"
@@ -381,7 +366,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
             if probe in seen:
                 r.fail("order", rel, n, f"probe {probe!r} repeats (first at line {seen[probe]})")
             seen.setdefault(probe, n)
-            for k, s in _strings(g, skip=DAYID_FIELDS):
+            for k, s in strings(g, skip=DAYID_FIELDS):
                 texts.append((rel, n, k, s))
                 derived[pid].append((rel, n, s))
             if g.get("stratum") == "proportional":
@@ -457,7 +442,7 @@ def check(root: str | Path, originals: dict[str, str] | None = None, checks: tup
         for n, rec, m in r.jsonl(rel, AnnotationRecord):
             if m is not None and m.key.split("/")[0] not in pids:
                 r.fail("dayids", rel, n, f"field 'key': {m.key!r} names a participant not in the release")
-            texts += [(rel, n, k, s) for k, s in _strings(rec, skip=DAYID_FIELDS)]
+            texts += [(rel, n, k, s) for k, s in strings(rec, skip=DAYID_FIELDS)]
 
     _sampling(r, raw_manifest, pids, proportional, users, convs)
     if "identifiers" in checks:
