@@ -327,9 +327,10 @@ def test_generated_autonomy_statements_the_gate_stops_every_non_grant_and_lets_t
             if not row["grants_autonomy"]:
                 assert reason is not None, row["text"]  # never raised by a non-grant
                 stopped += 1
+            elif reason is None:
+                passed += 1
             else:
-                passed += reason is None
-                missed.append((row["text"], reason)) if reason else None
+                missed.append((row["text"], reason))
     assert stopped >= 10 and passed >= 10  # the classifier does propose on both sides: the gate decided
     # a grant the gate stops fails safe (autonomy stays lower); still, plain grants nearly all pass
     assert len(missed) <= 0.05 * (passed + len(missed)), missed
