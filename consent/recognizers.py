@@ -108,6 +108,8 @@ PATTERNS: tuple[tuple[str, str, int], ...] = (
     ("ADDRESS", r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|weg|gasse|platz|allee|ring)\s+\d{1,4}[a-z]?\b", 0),
     ("ADDRESS", rf"\b(?:[A-Z][\w'’-]+\s+){{1,2}}{_STREET}\b", 0),         # a street named without number
     ("POSTCODE", r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b", 0),           # UK
+    ("POSTCODE", r"\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z][ -]?\d[ABCEGHJ-NPRSTV-Z]\d\b", 0),  # Canada
+    ("POSTCODE", r"\b[1-9]\d{3}[ ]?(?!(?:AM|PM|BC|AD|CE|OK|GB|MB|KB|TB|HZ|KM|KG|SA|SD|SS|UK|US)\b)[A-Z]{2}\b", 0),  # NL
     ("POSTCODE", rf"\b(?:{_STATES})\s+(?P<x>\d{{5}}(?:-\d{{4}})?)\b", 0),
     ("POSTCODE", r"\b(?:post\s?code|zip(?:\s?code)?|postal\s+code|code\s+postal|CP|CEP|PLZ|Postleitzahl|"
                  r"PIN\s?code|pincode|eircode)\b(?:\s+(?!is\b)[^\W\d_]+){0,4}?\s*(?:is|was|:|=|-|é|ist|es)?\s*"
@@ -134,6 +136,10 @@ NICK_PREFIXES = set("big lil little fat skinny tiny old young crazy mad baby swe
                     "grandma grandpa granny nana nonna nonno papa mama cousin brother sister doc coach captain "
                     "sarge father mother tía tío tia tio tante onkel abuela abuelo grand-mère grand-père mémé pépé "
                     "oma opa baba dada didi bhaiya akka amma appa".split())
+# An animal's name follows these ("our cat Mochi", "the puppy, Taco"): it is the household's, and as
+# identifying as a person's.
+PETS = set("dog dogs cat cats puppy pup kitten kitty hamster rabbit bunny parrot budgie tortoise turtle horse pony "
+           "ferret goldfish lizard gecko snake pig rat mouse chinchilla cockatiel iguana".split())
 WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thur thurs fri sat "
             "sun").split()
 MONTHS = ("january february march april may june july august september october november december jan feb mar apr "
@@ -718,6 +724,8 @@ def name_hits(doc, sents: list[languages.Sentence] | None = None) -> list[Hit]:
         tok = tok_at.get(w.start)
         after_relation = (prev in RELATIONS and not words[i - 1].possessive and w.text.islower() and low in names
                           and (tok is None or tok.pos_ in ("PROPN", "NOUN")))
+        after_pet = (prev in PETS and i and text[words[i - 1].end:w.start] in (" ", ", ") and not w.sent_start
+                     and (w.text[0].isupper() or not english) and low not in PETS)  # "my dog Biscuit"
         after_nick = (prev in NICK_PREFIXES and w.text[0].isupper() and i
                       and text[words[i - 1].end:w.start] == " " and (not english or low in names or len(low) <= 3))
         if after_title and low not in RELATIONS:
@@ -734,7 +742,7 @@ def name_hits(doc, sents: list[languages.Sentence] | None = None) -> list[Hit]:
                     i += 1
         elif len(low) >= 3 and capital_mid and not english:
             found.append((w.start, w.end, "name"))
-        elif after_relation or after_nick:
+        elif after_relation or after_nick or after_pet:
             found.append((w.start, w.end, "nickname" if after_nick else "name"))
         i += 1
     for m in PARTICLE_NAME.finditer(text):  # "van der berg", "ms de la cruz"
