@@ -27,13 +27,19 @@ Sources, merged (longest span first; on a tie the more specific source; overlaps
    ("my sister Lena" -> "Lena", a PERSON whatever NER says); weekdays and months in any form
    ("on Tuesdays", "Thurs"), spans with digits, and a PERSON made only of English words that no
    name list knows ("Dessert") are dropped.
-5. name rules for what the small model misses: a word of a non-Latin script (Devanagari, Arabic,
-   Han, Hangul, Tamil ...: combining marks count as letters); a first name (every locale of Faker's
-   person providers, ~31k) or a surname (~26k) that is not an English word, in any case
+5. name rules for what the small model misses: a first name (every locale of Faker's person
+   providers, ~31k) or a surname (~26k) that is not an English word, in any case
    ("had coffee with józef", "dr srinivasan"); any word after a title ("mrs o'halloran"); a
    capitalized mid-sentence word that is no English word ("texted Priya"); a first name after a
    relation word ("my neighbour rose"); a nickname after "Big/Lil/Uncle/Doc ..." ("Big Mo"), after
    "called/aka/known as" or before "(that's what we call ...)". Adjacent name words are one name.
+6. other languages (`consent.languages`): each sentence is read as English, as another Latin-script
+   language, or as a sentence of its script. In an English sentence a run of up to four words of a
+   non-Latin script is a name ("lunch with Александра"); a sentence written in Greek, Cyrillic,
+   Arabic, Devanagari, Han, Hangul ... keeps its words, and only that script's names are replaced
+   (capitalized mid-sentence words in cased scripts, known names, surname + given name or a name
+   before an honorific in Han, kana and Hangul); a German or Spanish sentence keeps its nouns, and
+   NER (an English model) is believed there only on known or standing-out capitalized names.
 
 Over-redaction is the safe side, but it has a price in research value: the ordinary-message
 sets in tests/data measure it (tests/anonymization_bench.py prints both numbers).
@@ -49,6 +55,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+
+from consent import languages
 
 VERSION = "recognizers-v2"
 
@@ -100,6 +108,8 @@ PATTERNS: tuple[tuple[str, str, int], ...] = (
     ("ADDRESS", r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|weg|gasse|platz|allee|ring)\s+\d{1,4}[a-z]?\b", 0),
     ("ADDRESS", rf"\b(?:[A-Z][\w'’-]+\s+){{1,2}}{_STREET}\b", 0),         # a street named without number
     ("POSTCODE", r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b", 0),           # UK
+    ("POSTCODE", r"\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z][ -]?\d[ABCEGHJ-NPRSTV-Z]\d\b", 0),  # Canada
+    ("POSTCODE", r"\b[1-9]\d{3}[ ]?(?!(?:AM|PM|BC|AD|CE|OK|GB|MB|KB|TB|HZ|KM|KG|SA|SD|SS|UK|US)\b)[A-Z]{2}\b", 0),  # NL
     ("POSTCODE", rf"\b(?:{_STATES})\s+(?P<x>\d{{5}}(?:-\d{{4}})?)\b", 0),
     ("POSTCODE", r"\b(?:post\s?code|zip(?:\s?code)?|postal\s+code|code\s+postal|CP|CEP|PLZ|Postleitzahl|"
                  r"PIN\s?code|pincode|eircode)\b(?:\s+(?!is\b)[^\W\d_]+){0,4}?\s*(?:is|was|:|=|-|é|ist|es)?\s*"
@@ -126,6 +136,10 @@ NICK_PREFIXES = set("big lil little fat skinny tiny old young crazy mad baby swe
                     "grandma grandpa granny nana nonna nonno papa mama cousin brother sister doc coach captain "
                     "sarge father mother tía tío tia tio tante onkel abuela abuelo grand-mère grand-père mémé pépé "
                     "oma opa baba dada didi bhaiya akka amma appa".split())
+# An animal's name follows these ("our cat Mochi", "the puppy, Taco"): it is the household's, and as
+# identifying as a person's.
+PETS = set("dog dogs cat cats puppy pup kitten kitty hamster rabbit bunny parrot budgie tortoise turtle horse pony "
+           "ferret goldfish lizard gecko snake pig rat mouse chinchilla cockatiel iguana".split())
 WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thur thurs fri sat "
             "sun").split()
 MONTHS = ("january february march april may june july august september october november december jan feb mar apr "
@@ -636,22 +650,58 @@ def _is_name_word(w: _Word) -> bool:
     return w.lower in first_names() or w.lower in surnames()
 
 
-def name_hits(doc) -> list[Hit]:
+def _gazetteer(low: str) -> bool:
+    return low in first_names() or low in surnames()
+
+
+def _foreign_name(w: _Word, prev: str, english: bool, noun_caps: bool) -> bool:
+    """A word of a sentence in another Latin-script language that is a name: after a title ("Herr
+    Bauer"), or capitalized and a first name (also a surname where nouns are not capitalized: German
+    "Koch", "Fischer" are nouns), or a capitalized mid-sentence word no English list knows where nouns
+    are not capitalized. At a sentence's start only a first name of four letters or more ("Hoy" is
+    a surname somewhere)."""
+    if prev in TITLES:
+        return True
+    if not w.text[0].isupper() or w.text.isupper():
+        return False
+    low, plain = w.lower, unaccented(w.lower)
+    first = low in first_names() or plain in first_names()
+    if w.sent_start:
+        return first and len(low) >= 4
+    if noun_caps:
+        return first
+    return first or low in surnames() or plain in surnames() or not english
+
+
+def name_hits(doc, sents: list[languages.Sentence] | None = None) -> list[Hit]:
     text = doc.text
     words = _words(text)
+    sents = sents or languages.sentences(text, english_word)
     tok_at = {t.idx: t for t in doc}
     names = first_names()
     found: list[tuple[int, int, str]] = []  # (start, end, source)
+    # sentences written in another script: that script's own rules (see consent.languages)
+    for sent in sents:
+        if sent.mode not in ("en", "latin"):
+            inside = [w for w in words if sent.start <= w.start < sent.end]
+            found += [(a, b, "script") for a, b in languages.native_name_spans(text, inside, sent, _gazetteer)]
     i = 0
     while i < len(words):
         w = words[i]
         prev = words[i - 1].lower if i else ""
+        sent = languages.mode_at(sents, w.start)
         if _foreign_script(w.text):
             j = i
             while j + 1 < len(words) and _foreign_script(words[j + 1].text) and \
                     text[words[j].end:words[j + 1].start].strip() == "":
                 j += 1
-            found.append((w.start, words[j].end, "script"))
+            if sent.mode in ("en", "latin"):
+                if j - i + 1 <= languages.EMBEDDED_RUN:  # "lunch with Александра tomorrow"
+                    found.append((w.start, words[j].end, "script"))
+                else:  # a passage in another script quoted in a Latin sentence: its own rules
+                    run = languages.Sentence(w.start, words[j].end, languages._dominant(text[w.start:words[j].end])[0])
+                    found += [(a, b, "script") for a, b in
+                              languages.native_name_spans(text, words[i:j + 1], run, _gazetteer)]
             i = j + 1
             continue
         low = w.lower
@@ -659,6 +709,13 @@ def name_hits(doc) -> list[Hit]:
             i += 1
             continue
         english = english_word(low)
+        if sent.mode == "latin":
+            # a sentence in another Latin-script language: a known name, capitalized, or a capitalized
+            # mid-sentence word where nouns are not capitalized
+            if _foreign_name(w, prev, english, languages.capitalizes_nouns(text, sent)):
+                found.append((w.start, w.end, "name"))
+            i += 1
+            continue
         # "dr srinivasan", "Mrs O'Halloran": after a title; a plain English word only if capitalized
         after_title = (i and prev in TITLES and text[words[i - 1].end:w.start].strip(" .") == ""
                        and (w.text[0].isupper() or not english) and not (prev in _WORD_TITLES and w.text.islower())
@@ -667,6 +724,8 @@ def name_hits(doc) -> list[Hit]:
         tok = tok_at.get(w.start)
         after_relation = (prev in RELATIONS and not words[i - 1].possessive and w.text.islower() and low in names
                           and (tok is None or tok.pos_ in ("PROPN", "NOUN")))
+        after_pet = (prev in PETS and i and text[words[i - 1].end:w.start] in (" ", ", ") and not w.sent_start
+                     and (w.text[0].isupper() or not english) and low not in PETS)  # "my dog Biscuit"
         after_nick = (prev in NICK_PREFIXES and w.text[0].isupper() and i
                       and text[words[i - 1].end:w.start] == " " and (not english or low in names or len(low) <= 3))
         if after_title and low not in RELATIONS:
@@ -683,10 +742,15 @@ def name_hits(doc) -> list[Hit]:
                     i += 1
         elif len(low) >= 3 and capital_mid and not english:
             found.append((w.start, w.end, "name"))
-        elif after_relation or after_nick:
+        elif after_relation or after_nick or after_pet:
             found.append((w.start, w.end, "nickname" if after_nick else "name"))
         i += 1
     for m in PARTICLE_NAME.finditer(text):  # "van der berg", "ms de la cruz"
+        sent = languages.mode_at(sents, m.start())
+        if sent.mode == "latin":  # "das Wetter", "von mir": articles and prepositions in their own language
+            last = [w for w in words if m.start() <= w.start < m.end()][-1]
+            if not _foreign_name(last, "", english_word(last.lower), languages.capitalizes_nouns(text, sent)):
+                continue
         found.append((m.start(), m.end(), "name"))
     for rx in (NICKNAME_TOLD, NICKNAME_BEFORE):
         for m in rx.finditer(text):
@@ -732,11 +796,28 @@ _NER_TRIM = NOT_ENTITIES | TITLES | NICK_PREFIXES | set(RELATIONS) | {"'s", "’
                                                                     "their"}
 
 
-def ner_hits(doc) -> list[Hit]:
+def _ner_believed(doc, e, sents: list[languages.Sentence]) -> bool:
+    """English NER is believed in English sentences; elsewhere only on capitalized Latin words that a
+    name list knows or that stand out in a language that does not capitalize its nouns."""
+    sent = languages.mode_at(sents, e.start_char)
+    words = [t for t in e if t.is_alpha]
+    if sent.mode == "en":
+        return True
+    if any(languages.script(c) != "LATIN" for t in words for c in t.text):
+        return False
+    if sent.mode != "latin":
+        return True  # a Latin word inside a sentence of another script: "встретил John"
+    return bool(words) and all(t.text[0].isupper() for t in words) and (
+        any(_gazetteer(t.lower_) or _gazetteer(unaccented(t.lower_)) for t in words)
+        or (not languages.capitalizes_nouns(doc.text, sent) and not _sentence_initial(doc, words[0])))
+
+
+def ner_hits(doc, sents: list[languages.Sentence] | None = None) -> list[Hit]:
     out = []
+    sents = sents or languages.sentences(doc.text, english_word)
     for e in doc.ents:
         kind = NER_KINDS.get(e.label_)
-        if kind is None:
+        if kind is None or not _ner_believed(doc, e, sents):
             continue
         toks = list(e)
         related = False
@@ -836,7 +917,8 @@ def _places_by_postcodes(text: str, hits: list[Hit]) -> list[Hit]:
 
 
 def _scan_doc(text: str, doc) -> list[Hit]:
-    merged = _merge(pattern_hits(text) + ner_hits(doc) + name_hits(doc))
+    sents = languages.sentences(text, english_word)
+    merged = _merge(pattern_hits(text) + ner_hits(doc, sents) + name_hits(doc, sents))
     merged = _merge(merged + _postcodes_by_places(text, merged))
     return _merge(merged + _places_by_postcodes(text, merged))
 

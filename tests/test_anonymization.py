@@ -47,10 +47,15 @@ DEV = [  # (text, identifier, kind)
     ("the reg was WX63 ABC", "WX63 ABC", "PLATE"),
     ("my plate number is KX5 882B", "KX5 882B", "PLATE"),
     ("We flew from Lisbon yesterday", "Lisbon", "PLACE"),
+    ("our tortoise Pimpernel escaped again", "Pimpernel", "PERSON"),
+    ("my dog Biscuit is a beagle", "Biscuit", "PERSON"),
+    ("we moved to 3512 JK last spring", "3512 JK", "POSTCODE"),
+    ("new flat is at K1A 0B6, near the canal", "K1A 0B6", "POSTCODE"),
 ]
 ORDINARY = ["On Tuesday I'm seeing the doctor about my knee", "Grandma's recipe for soup never works",
             "The doctor said it's nothing serious", "we met on 12 May 2026 at noon", "I'm 34 and tired",
-            "Christmas is going to be chaotic this year", "my plate was empty by nine"]
+            "Christmas is going to be chaotic this year", "my plate was empty by nine",
+            "the dog, honestly, is a menace", "I walked the dog Tuesday", "call at 1030 PM", "in 1990 BC"]
 
 
 @pytest.mark.parametrize("text,ident,kind", DEV)
