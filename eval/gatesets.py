@@ -271,18 +271,21 @@ def fit(X: np.ndarray, y: np.ndarray, names: list[str], seed: int = 0, c: float 
     }
 
 
-def choose_threshold(p: np.ndarray, y: np.ndarray, on: np.ndarray | None = None, miss_cost: float | None = None) -> float:
+def choose_threshold(p: np.ndarray, y: np.ndarray, on: np.ndarray | None = None, miss_cost: float | None = None,
+                     weights: np.ndarray | None = None) -> float:
     """The threshold on probabilities `p`: max balanced accuracy, or min miss_cost x misses + false alarms
-    (ties: the lowest such threshold, the one that retrieves more), over the rows `on`."""
+    (each row counted at its weight, default 1; ties: the lowest such threshold, the one that retrieves
+    more), over the rows `on`."""
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, float)
     if on is not None:
-        p, y = p[on], y[on]
+        p, y, w = p[on], y[on], w[on]
     best_t, best = 0.5, None
     for t in np.unique(np.round(p, 3)):
         d = p >= t
         if miss_cost is None:
             val = -(d[y == 1].mean() + (~d[y == 0]).mean()) / 2
         else:
-            val = miss_cost * int((~d & (y == 1)).sum()) + int((d & (y == 0)).sum())
+            val = miss_cost * float(w[~d & (y == 1)].sum()) + float(w[d & (y == 0)].sum())
         if best is None or val < best - 1e-9:
             best_t, best = float(t), val
     return best_t
@@ -366,10 +369,15 @@ def synthetic(seed: int = 0, names: list[str] = TRAIN_FEATURES):
 V1_FEATURES = TRAIN_FEATURES[:16]
 REAL_PART = ["backref_cues", "other_ref", "entity_novelty", "unseen_reference", "news_cues", "dense_recent",
              "answers_question", "log_gap_hours", "log_length", "temporal_cues", "referential_cues"]
+# Issue 24, second round: evidence of callbacks to the companion's own past (memory.features.COMPANION_PAST)
+COMPANION_PART = ["companion_anaphora", "unprompted_answer", "prompt_bm25", "prompt_margin", "action_request"]
+REAL_PART = REAL_PART + COMPANION_PART
 REAL_C = 0.05
 MESSAGE_WEIGHT = 0.3  # weight of the message part in the mix; the real part has the rest
 SYNTHETIC_IN_REAL = 0.5  # the real part also sees the synthetic training rows, at this weight per row, so
 # what it learns of real callbacks (long, after a silence) does not turn against short recall questions
+CALLBACKS_IN_REAL = 1.0  # and the generated callbacks of the train families (eval/gatecallbacks.py), likewise
+FOLDS = 6  # the threshold's folds: one per real conversation; the other rows are dealt among them by group
 
 
 def _logit(part: dict, X: np.ndarray) -> np.ndarray:
@@ -396,14 +404,19 @@ def mixed(parts: list[dict], X: np.ndarray, names: list[str]) -> np.ndarray:
     return z
 
 
-def _parts(v1: dict, Xr: np.ndarray, yr: np.ndarray, names: list[str], seed: int, syn=None) -> list[dict]:
-    cols = [names.index(n) for n in REAL_PART]
+def _parts(v1: dict, Xr: np.ndarray, yr: np.ndarray, names: list[str], seed: int, syn=None,
+           real_part: list[str] | None = None) -> list[dict]:
+    """The message part (v1) and the real part fitted on the real rows plus `syn`: (X, y, w) rows with
+    their per-row weights (the synthetic split, the generated callbacks), or (X, y) at SYNTHETIC_IN_REAL."""
+    real_part = real_part or REAL_PART
+    cols = [names.index(n) for n in real_part]
     if syn is not None:
-        Xs, ys = syn
-        real = fit_part(np.concatenate([Xr[:, cols], Xs[:, cols]]), np.concatenate([yr, ys]), REAL_PART, REAL_C,
-                        seed, weights=np.r_[np.ones(len(yr)), np.full(len(ys), SYNTHETIC_IN_REAL)])
+        Xs, ys = syn[0], syn[1]
+        ws = syn[2] if len(syn) > 2 else np.full(len(ys), SYNTHETIC_IN_REAL)
+        real = fit_part(np.concatenate([Xr[:, cols], Xs[:, cols]]), np.concatenate([yr, ys]), real_part, REAL_C,
+                        seed, weights=np.r_[np.ones(len(yr)), ws])
     else:
-        real = fit_part(Xr[:, cols], yr, REAL_PART, REAL_C, seed)
+        real = fit_part(Xr[:, cols], yr, real_part, REAL_C, seed)
     keep = ("features", "mean", "scale", "coef", "intercept")
     parts = [{**{k: v1[k] for k in keep}, "name": "message", "weight": MESSAGE_WEIGHT},
              {**real, "name": "real", "weight": 1.0 - MESSAGE_WEIGHT}]
@@ -412,14 +425,58 @@ def _parts(v1: dict, Xr: np.ndarray, yr: np.ndarray, names: list[str], seed: int
     return parts
 
 
-def _oof(v1: dict, Xr, yr, gr, names, seed, syn=None) -> np.ndarray:
-    """Out-of-fold mixed scores of the real rows: the real part refitted without each conversation."""
+def _fold_of(groups, real: set[str], folds: int = FOLDS) -> np.ndarray:
+    """A fold per row: each real conversation its own fold (as many as there are, up to `folds`), every
+    other group (a generated or hand-written participant) dealt among them in order of first appearance."""
+    order = list(dict.fromkeys(groups))
+    conv = [g for g in order if g in real]
+    k = max(1, min(folds, len(conv)))
+    fold = {g: i % k for i, g in enumerate(conv)}
+    other = [g for g in order if g not in real]
+    fold.update({g: i % k for i, g in enumerate(other)})
+    return np.array([fold[g] for g in groups])
+
+
+THRESHOLD_BALANCE = True  # each material (real, generated, hand-written) weighs as much as the real rows in the threshold
+
+
+def _balance(n_real: int, groups) -> np.ndarray | None:
+    """Row weights for the threshold's cost: the real rows 1 each, and every other material (generated
+    callbacks, groups "cb-..."; hand-written rows, the rest) scaled to the real rows' total, so no
+    material outvotes real chat by its size alone."""
+    if not THRESHOLD_BALANCE:
+        return None
+    kind = np.array(["cb" if str(g).startswith("cb-") else "hand" for g in groups])
+    w = [np.ones(n_real)]
+    ws = np.zeros(len(kind))
+    for k in ("cb", "hand"):
+        m = kind == k
+        if m.any():
+            ws[m] = n_real / m.sum()
+    return np.r_[w[0], ws]
+
+
+def _oof(v1: dict, Xr, yr, gr, names, seed, syn=None, real_part=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Out-of-fold mixed scores: of the real rows (the real part refitted without each conversation) and,
+    when `syn` carries groups (X, y, w, groups), of those rows too, each fold leaving its share of them out."""
     z = np.zeros(len(yr))
-    gr = np.asarray(gr)
-    for g in sorted(set(gr)):
-        te = gr == g
-        z[te] = mixed(_parts(v1, Xr[~te], yr[~te], names, seed, syn), Xr[te], names)
-    return z
+    gr = list(gr)
+    if syn is None or len(syn) < 4:
+        ga = np.asarray(gr)
+        for g in sorted(set(gr)):
+            te = ga == g
+            z[te] = mixed(_parts(v1, Xr[~te], yr[~te], names, seed, syn, real_part), Xr[te], names)
+        return z, None
+    Xs, ys, ws, gs = syn
+    fr = _fold_of(gr, set(gr))
+    fs = _fold_of(list(gr) + list(gs), set(gr))[len(gr):]
+    zs = np.zeros(len(ys))
+    for f in sorted(set(fr)):
+        te, ts = fr == f, fs == f
+        parts = _parts(v1, Xr[~te], yr[~te], names, seed, (Xs[~ts], ys[~ts], ws[~ts]), real_part)
+        z[te] = mixed(parts, Xr[te], names)
+        zs[ts] = mixed(parts, Xs[ts], names)
+    return z, zs
 
 
 def all_names() -> list[str]:
@@ -428,22 +485,29 @@ def all_names() -> list[str]:
     return list(features.NAMES)
 
 
-def fit_gate(v1: dict, Xr, yr, gr, seed: int = 0, names: list[str] | None = None, syn=None) -> dict:
-    """Weights in the learned gate's mixed format: parts, calibration, threshold. `syn`: the synthetic
-    training rows (X, y) with columns `names`, which the real part also sees."""
+def fit_gate(v1: dict, Xr, yr, gr, seed: int = 0, names: list[str] | None = None, syn=None,
+             real_part: list[str] | None = None) -> dict:
+    """Weights in the learned gate's mixed format: parts, calibration, threshold. `syn`: the other
+    training rows with columns `names`, which the real part also sees: (X, y) at SYNTHETIC_IN_REAL, or
+    (X, y, weights, groups), whose rows are then also held out by fold and join the threshold's choice."""
     from sklearn.linear_model import LogisticRegression
 
     names = names or all_names()
-    oof = _oof(v1, Xr, yr, gr, names, seed, syn)
+    oof, oof_s = _oof(v1, Xr, yr, gr, names, seed, syn, real_part)
+    # Calibrated on the real rows only (their base rate is real chat's); the threshold is chosen over every
+    # out-of-fold row there is (real, and the generated and hand-written training rows when given)
     platt = LogisticRegression(C=1e6, max_iter=2000).fit(oof.reshape(-1, 1), yr)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    p = 1 / (1 + np.exp(-(a * oof + b)))
-    t = choose_threshold(p, np.asarray(yr), None, MISS_COST)
-    parts = _parts(v1, Xr, yr, names, seed, syn)
+    z_all, y_all = (oof, np.asarray(yr)) if oof_s is None else (np.r_[oof, oof_s], np.r_[yr, syn[1]])
+    p = 1 / (1 + np.exp(-(a * z_all + b)))
+    t = choose_threshold(p, y_all, None, MISS_COST, None if oof_s is None else _balance(len(yr), syn[3]))
+    parts = _parts(v1, Xr, yr, names, seed, None if syn is None else syn[:3], real_part)
+    over = "the real-message set" if oof_s is None else "the real-message set and the generated and hand-written training rows"
     return {"features": sorted({f for part in parts for f in part["features"]}), "parts": parts,
             "calibration": {"a": a, "b": b}, "threshold": round(t, 3), "seed": seed,
-            "threshold_rule": f"min {MISS_COST:g} x misses + false alarms over the real-message set, out of fold",
-            "n_real": int(len(yr)), "positives_real": int(np.sum(yr)), "auroc_real_out_of_fold": auroc(oof, yr)}
+            "threshold_rule": f"min {MISS_COST:g} x misses + false alarms over {over}, out of fold",
+            "n_real": int(len(yr)), "positives_real": int(np.sum(yr)), "auroc_real_out_of_fold": auroc(oof, yr),
+            "n_threshold_rows": int(len(y_all)), "positives_threshold_rows": int(y_all.sum())}
 
 
 def probability(model: dict, X: np.ndarray, names: list[str] | None = None) -> np.ndarray:
@@ -458,29 +522,56 @@ def probability(model: dict, X: np.ndarray, names: list[str] | None = None) -> n
     return 1 / (1 + np.exp(-np.clip(z, -50, 50)))
 
 
-def real_cv(seed: int = 0) -> dict:
+def training_rows(seed: int = 0, names: list[str] | None = None):
+    """(X, y, weights, groups) the real part sees beside the real messages: the synthetic training split
+    (hand-written material) at SYNTHETIC_IN_REAL a row and the generated callbacks and look-alikes of the
+    train families (eval/gatecallbacks.py) at CALLBACKS_IN_REAL a row."""
+    from eval import gatecallbacks
+
+    names = names or all_names()
+    Xs, ys, gs = synthetic(seed, names)
+    Xc, yc, gc, _ = gatecallbacks.feature_rows("train", seed, names)
+    return (np.concatenate([Xs, Xc]), np.concatenate([ys, yc]),
+            np.r_[np.full(len(ys), SYNTHETIC_IN_REAL), np.full(len(yc), CALLBACKS_IN_REAL)], list(gs) + list(gc))
+
+
+def real_cv(seed: int = 0, real_part: list[str] | None = None, rows=None) -> dict:
     """Leave one real conversation out, nested: the real part, the calibration and the threshold are
-    fitted on the other conversations only (the message part never saw a real message), then the
-    conversation left out is decided."""
+    fitted on the other conversations only (and the training rows; the message part never saw a real
+    message), then the conversation left out is decided. Per held-out conversation and pooled, with
+    Wilson intervals."""
+    from eval import metrics as M
+
     v1 = train_v1(None, seed)
     names = all_names()
     Xr, yr, gr, dr = load_real(names=names)
-    syn = synthetic(seed, names)[:2]
+    syn = rows if rows is not None else training_rows(seed, names)
     gr_ = np.asarray(gr)
     p = np.zeros(len(yr))
     fired = np.zeros(len(yr), bool)
+    thresholds = {}
     for g in sorted(set(gr)):
         te = gr_ == g
-        m = fit_gate(v1, Xr[~te], yr[~te], list(gr_[~te]), seed, names, syn)
+        m = fit_gate(v1, Xr[~te], yr[~te], list(gr_[~te]), seed, names, syn, real_part)
         p[te] = probability(m, Xr[te], names)
         fired[te] = p[te] >= m["threshold"]
+        thresholds[g] = m["threshold"]
+
+    def block(ix):
+        yy, ff = yr[ix].astype(bool), fired[ix]
+        k1, n1, k2, n2 = int((~ff[~yy]).sum()), int((~yy).sum()), int(ff[yy].sum()), int(yy.sum())
+        return {"n": int(ix.sum()), "need": n2, "auroc": auroc(p[ix], yy) if 0 < n2 < len(yy) else None,
+                "abstained_on_no_need": f"{k1}/{n1}", "abstained_interval": M.wilson(k1, n1),
+                "retrieved_on_need": f"{k2}/{n2}", "retrieved_interval": M.wilson(k2, n2)}
+
     out = {}
     for scope in ("uniform", "all"):
         ix = np.array([scope == "all" or d == scope for d in dr])
-        yy, ff = yr[ix].astype(bool), fired[ix]
-        out[scope] = {"n": int(ix.sum()), "need": int(yy.sum()), "auroc": auroc(p[ix], yy),
-                      "abstained_on_no_need": f"{int((~ff[~yy]).sum())}/{int((~yy).sum())}",
-                      "retrieved_on_need": f"{int(ff[yy].sum())}/{int(yy.sum())}"}
+        out[scope] = block(ix)
+        if scope == "all":
+            au = M.auroc_metric(p, yr.astype(bool), list(gr), seed=seed)
+            out[scope]["auroc_interval"] = au.interval
+    out["folds"] = {g: {**block(gr_ == g), "threshold": thresholds[g]} for g in sorted(set(gr))}
     return out
 
 
@@ -498,10 +589,12 @@ def train(out: Path = WEIGHTS, seed: int = 0) -> dict:
     v1 = train_v1(None, seed)
     names = all_names()
     Xr, yr, gr, _ = load_real(names=names)
-    model = fit_gate(v1, Xr, yr, gr, seed, names, synthetic(seed, names)[:2])
-    model.update({"version": 2, "trained_on": "message part: eval.gatesets training split (gate-mix-v1 even facts + "
-                  "fixture U01,U02); real part, calibration and threshold: the real-message development set "
-                  "(LoCoMo conversations 1-6, eval/data/gate-real-dev-v1.jsonl)",
+    model = fit_gate(v1, Xr, yr, gr, seed, names, training_rows(seed, names))
+    model.update({"version": 3, "trained_on": "message part: eval.gatesets training split (gate-mix-v1 even facts + "
+                  "fixture U01,U02); real part: the real-message development set (LoCoMo conversations 1-6, "
+                  "eval/data/gate-real-dev-v1.jsonl), the training split and the generated callbacks of the "
+                  "train families (eval/gatecallbacks.py); calibration: the real messages out of fold; threshold: "
+                  "all of these out of fold",
                   "cues_version": json.loads(features_cues_file().read_text())["version"]})
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(model, indent=1) + "\n")

@@ -1,7 +1,7 @@
 """Features of a message and of the relationship, for the learned gate (and for analysis).
 
 All are computed as of the turn: nothing at or after ctx.as_of is read. Phrase banks (back-reference
-cues, time cues, small talk, personal nouns) are versioned data in memory/data/gate-cues-v2.json.
+cues, time cues, small talk, personal nouns) are versioned data in memory/data/gate-cues-v3.json.
 Every feature is cheap: regexes over the message, the BM25 and dense scores the retriever shares
 through ctx.cache, and a handful of rows read by ordinal (no parse: live chat is often lowercase,
 where a tagger's proper-noun guesses fail, and a parse costs more than the rest of the gate).
@@ -21,7 +21,7 @@ from memory import keys
 from memory.context import TurnContext
 from memory.tokens import STOPWORDS, WORD, tokenize
 
-CUES_FILE = Path(__file__).parent / "data" / "gate-cues-v2.json"
+CUES_FILE = Path(__file__).parent / "data" / "gate-cues-v3.json"
 
 TEMPORAL = frozenset("""yesterday ago last earlier before previously week weekend month since
 again still anymore remember remembered recall back then once already""".split())
@@ -44,10 +44,16 @@ EVIDENCE = [
 # planned, and names only the companion used.
 THREAD = ["dense_recent", "bm25_recent", "answers_question", "log_gap_hours"]
 OTHER = ["other_ref", "companion_callback", "companion_novelty", "unseen_reference", "news_cues"]
+# Callbacks to the companion's own past (issue 24, second round): what the participant answers, reports
+# back on or asks about of the companion's earlier questions, suggestions and plans (its own messages
+# as stored), and a request for an action, which is not a question about the past.
+COMPANION_PAST = ["companion_anaphora", "answer_opening", "unprompted_answer", "prompt_bm25", "prompt_margin",
+                  "action_request"]
 # "the festival", "that community meeting", "your other dog", "our hike": a determiner or possessive and
 # a word the recent window does not hold but the conversation before it does.
 DETERMINED = re.compile(r"\b(?:the|that|those|this|these|your|our|his|her|their)\s+((?:\w+\s+){0,2}\w+)")
-NAMES = BASE + EVIDENCE + THREAD + OTHER
+NAMES = BASE + EVIDENCE + THREAD + OTHER + COMPANION_PAST
+PROMPT_SIMILAR = 0.3  # a companion prompt this close in meaning is named in the reason before the best lexical one
 USER_DEPTH = 10  # how many of the best matches outside the window are read to find the participant's own
 
 
@@ -72,6 +78,9 @@ def cues() -> dict:
         "other_ref": rx(data.get("other_ref", [])) if data.get("other_ref") else None,
         "prompting": rx(data.get("prompting", [])) if data.get("prompting") else None,
         "news": rx(data.get("news", [])) if data.get("news") else None,
+        "companion_anaphora": rx(data["companion_anaphora"]) if data.get("companion_anaphora") else None,
+        "answer_opening": rx(data["answer_opening"]) if data.get("answer_opening") else None,
+        "action_request": rx(data["action_request"]) if data.get("action_request") else None,
     }
 
 
@@ -152,11 +161,14 @@ def speaker_aware(ctx: TurnContext) -> dict:
     lex_user = next(((o, s) for o, s in lex if rows.get(o, ("",))[0] == "user"), (None, 0.0))
     den_user = next(((o, s) for o, s in den if rows.get(o, ("",))[0] == "user"), (None, 0.0))
     best = lex[0][0] if lex else (den[0][0] if den else None)
-    prompting = cues()["prompting"]
-    asked = [s for o, s in den if rows.get(o, ("",))[0] == "companion"
-             and (rows[o][1].rstrip().endswith("?") or (prompting is not None and prompting.search(rows[o][1].lower())))]
+    asked = [(o, s) for o, s in den if _prompts(rows.get(o, ("", "")))]
+    asked_lex = [(o, s) for o, s in lex if _prompts(rows.get(o, ("", "")))]
     return {
-        "companion_callback": max(asked[0], 0.0) if asked else 0.0,
+        "companion_callback": max(asked[0][1], 0.0) if asked else 0.0,
+        "prompt_bm25": asked_lex[0][1] / ref if asked_lex and ref > 0 else 0.0,
+        # the companion's question, suggestion or plan the message matches best (for the reason)
+        "prompt_best": (asked[0][0] if asked and asked[0][1] >= PROMPT_SIMILAR
+                        else (asked_lex[0][0] if asked_lex else None)),
         "bm25_outside_user": lex_user[1] / ref if ref > 0 else 0.0,
         "bm25_user_best": lex_user[0],
         "dense_outside_user": max(den_user[1], 0.0),
@@ -165,6 +177,32 @@ def speaker_aware(ctx: TurnContext) -> dict:
         "lex": lex,
         "rows": rows,
     }
+
+
+def _prompts(row: tuple[str, str]) -> bool:
+    """A companion message a later one can answer or report back on: a question, a suggestion, a plan."""
+    sender, text = row
+    if sender != "companion":
+        return False
+    prompting = cues()["prompting"]
+    return "?" in text or (prompting is not None and bool(prompting.search(text.lower())))
+
+
+def companion_past(ctx: TurnContext, sp: dict, f: dict) -> dict[str, float]:
+    """Evidence of a callback to the companion's own past, beside the cue counts of `f`: how much better
+    the message matches one of the companion's questions, suggestions or plans before the window than
+    anything the companion said in it (`prompt_margin`), and a message that opens as an answer when the
+    newest message on screen asks nothing (`unprompted_answer`: it answers something older)."""
+    best_in = 0.0
+    if ctx.recent:
+        sims, dord = ctx.dense(ctx.text)
+        pos = _positions(dord, {m.ordinal for m in ctx.recent if m.sender == "companion"})
+        if len(pos):
+            best_in = max(float(sims[pos].max()), 0.0)
+    last = ctx.recent[-1] if ctx.recent else None
+    asked_now = last is not None and last.sender == "companion" and "?" in last.text
+    return {"prompt_margin": max(sp["companion_callback"] - best_in, 0.0),
+            "unprompted_answer": float(f["answer_opening"] > 0 and not asked_now)}
 
 
 def phatic_repeat(ctx: TurnContext, sp: dict) -> float:
@@ -305,17 +343,28 @@ def rewrite_for_lexical(text: str) -> str:
 def cue_features(text: str) -> dict[str, float]:
     """The message-only evidence (no store): cue counts, question shape, small talk."""
     c = cues()
-    low = text.lower().strip()
+    low = text.lower().strip().replace("\u2019", "'")
     words = WORD.findall(low)
     question = low.endswith("?") or bool(words and words[0] in WH)
     mine = bool(c["possessive"].search(low)) or bool(c["first_person_past"].search(low))
     personal = len(c["personal_nouns"].findall(low))
+    # A request that the companion do something ("can you remind me to call my mum?") asks nothing of
+    # the past: its "remind me" is no back-reference and its "my mum" no question about their life.
+    request = c["action_request"] is not None and bool(c["action_request"].search(low))
+    past = c["action_request"].sub(" ", low) if request else low
+
+    def count(name):
+        return float(len(c[name].findall(low))) if c.get(name) is not None else 0.0
+
     return {
-        "other_ref": float(len(c["other_ref"].findall(low))) if c["other_ref"] is not None else 0.0,
-        "news_cues": float(len(c["news"].findall(low))) if c["news"] is not None else 0.0,
-        "backref_cues": float(len(c["backref"].findall(low))),
+        "other_ref": count("other_ref"),
+        "news_cues": count("news"),
+        "companion_anaphora": count("companion_anaphora"),
+        "answer_opening": float(count("answer_opening") > 0),
+        "action_request": float(request),
+        "backref_cues": float(len(c["backref"].findall(past))),
         "time_cues": float(len(c["time"].findall(low))),
-        "own_life_question": float(question and (mine or personal > 0)),
+        "own_life_question": float(question and (mine or personal > 0) and not request),
         "personal_nouns": float(personal),
         "smalltalk": float(bool(c["smalltalk"].match(low))) if len(words) <= 8 else 0.0,
         "general_request": float(bool(c["general_request"].search(low)) and not mine),
@@ -360,13 +409,16 @@ def compute(ctx: TurnContext, names=None) -> dict[str, float]:
         out["past_retrieval_rate"] = past_retrieval_rate(ctx)
     out.update(cue_features(ctx.text))
     if want & {"bm25_outside_user", "dense_outside_user", "best_match_companion", "phatic_repeat",
-               "companion_callback"}:
+               "companion_callback", "prompt_bm25", "prompt_margin", "unprompted_answer"}:
         sp = speaker_aware(ctx)
         out.update({k: sp[k] for k in ("bm25_outside_user", "dense_outside_user", "best_match_companion",
-                                       "companion_callback")})
+                                       "companion_callback", "prompt_bm25")})
         out["phatic_repeat"] = phatic_repeat(ctx, sp)
-        # For the decision's reason: the participant's own nearest message, not a companion reply
-        ctx.cache["evidence"] = {"own_best": sp["bm25_user_best"] or sp["dense_user_best"]}
+        out.update(companion_past(ctx, sp, out))
+        # For the decision's reason: the participant's own nearest message, not a companion reply, and
+        # the companion's earlier question, suggestion or plan the message matches best
+        ctx.cache["evidence"] = {"own_best": sp["bm25_user_best"] or sp["dense_user_best"],
+                                 "prompt_best": sp["prompt_best"]}
     if "entity_novelty" in want:
         out["entity_novelty"], novel = entity_novelty(ctx)
         ctx.cache.setdefault("evidence", {})["names"] = novel

@@ -205,6 +205,9 @@ class Learned(Gate):
             why += f"; names from before the window: {', '.join(ev['names'])}"
         if ev.get("their_names"):
             why += f"; the companion's names from before the window: {', '.join(ev['their_names'])}"
+        if ev.get("prompt_best") is not None and (f.get("prompt_margin", 0) > 0 or f.get("companion_anaphora", 0) > 0
+                                                  or f.get("unprompted_answer", 0) > 0):
+            why += f"; the companion's earlier question, suggestion or plan it matches: {_dayid(ctx, ev['prompt_best'])}"
         if ev.get("references"):
             why += f"; points at what is off screen: {', '.join(repr(r) for r in ev['references'][:3])}"
         return self._decision(score, why + ")", features=f)

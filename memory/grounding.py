@@ -29,9 +29,11 @@ QUOTE_CHARS = 160
 
 def asks_about_the_past(text: str) -> bool:
     """A back-reference ("remind me", "again", "did I tell you"), a time cue, or a question about
-    the participant's own life and people in it (the gate's message-only evidence)."""
+    the participant's own life and people in it (the gate's message-only evidence); never a request
+    that the companion do something ("can you remind me to ...")."""
     f = cue_features(text)
-    return f["backref_cues"] > 0 or f["own_life_question"] > 0 or (f["time_cues"] > 0 and text.rstrip().endswith("?"))
+    return not f["action_request"] and (f["backref_cues"] > 0 or f["own_life_question"] > 0
+                                       or (f["time_cues"] > 0 and text.rstrip().endswith("?")))
 
 
 def quote(text: str) -> str:

@@ -173,3 +173,76 @@ def test_shipped_weights_are_reproduced_from_their_seed(tmp_path):
         assert mine["spread"] == pytest.approx(theirs["spread"], abs=1e-6)
     assert again["calibration"]["a"] == pytest.approx(v2["calibration"]["a"], abs=1e-6)
     assert v2["parts"][0]["coef"] == pytest.approx(v1["coef"], abs=1e-6)  # the message part is v1
+
+
+# ---------------------------------------------------------------- callbacks to the companion's own past
+
+ASKED = [  # the companion asks about a book early on; chatter fills the window; days later they answer it
+    ("user", "hi!"),
+    ("companion", "Hello! How has your week been?"),
+    ("user", "pretty good, my aunt lent me a novel"),
+    ("companion", "Have you started reading the novel your aunt lent you? What is it about?"),  # 4
+    ("user", "not yet, maybe this weekend"),
+    ("companion", "Sounds like a plan."),
+] + [pair for i in range(8) for pair in (("user", f"work was busy again, meeting number {i}"),
+                                         ("companion", "That sounds tiring, take a break when you can."))]
+
+
+@pytest.fixture
+def asked(store, ana):
+    return messages.append_many(store, ana, [
+        dict(sender=s, text=t, context="personal", ts=T0 + timedelta(minutes=i)) for i, (s, t) in enumerate(ASKED)])
+
+
+def test_an_answer_to_the_companions_old_question_retrieves_that_question(store, ana, settings, asked):
+    """End to end: the participant answers, days later, a question the companion asked 18 messages back
+    (outside the recent window): the turn retrieves, the trace's reason names the question and the hits
+    hold it; small talk in the same conversation abstains."""
+    question = asked[3]
+    t = turn(store, ana, "I finally started reading the novel, it's about two sisters in Lisbon", settings=settings).trace
+    assert question.ordinal < asked[-1].ordinal - settings.recent_window
+    assert t.decision["retrieve"], t.decision["reason"]
+    assert f"the companion's earlier question, suggestion or plan it matches: {question.dayid}" in t.decision["reason"]
+    assert question.dayid in [h["dayid"] for h in t.hits]
+    t = turn(store, ana, "hey, good morning!", settings=settings).trace
+    assert not t.decision["retrieve"], t.decision["reason"]
+
+
+def test_a_request_to_remind_is_not_a_question_about_the_past():
+    from memory import grounding
+
+    for text in ("Can you remind me to book a cat sitter on Friday?", "remind me to call my mum next week",
+                 "could you please remind me at 6 to take my pills?", "set a reminder for my dentist appointment?"):
+        f = features.cue_features(text)
+        assert f["action_request"] == 1 and f["backref_cues"] == 0 and f["own_life_question"] == 0, text
+        assert not grounding.asks_about_the_past(text), text
+    for text in ("remind me, who is coming to visit me next weekend?", "remind me where my brother lives?",
+                 "can you remind me what the restaurant you suggested was called?"):
+        assert features.cue_features(text)["action_request"] == 0, text
+        assert grounding.asks_about_the_past(text), text
+
+
+def test_callback_cues_point_at_what_the_companion_said():
+    f = features.cue_features
+    assert f("yeah I tried what you said and it worked")["companion_anaphora"] >= 1
+    assert f("I took your advice and called her")["companion_anaphora"] == 1
+    assert f("not yet, the book is still on my nightstand")["answer_opening"] == 1
+    assert f("the weather is lovely")["companion_anaphora"] == 0 and f("the weather is lovely")["answer_opening"] == 0
+
+
+def test_the_callback_generator_splits_whole_families_and_places_its_probes():
+    from eval import gatecallbacks as cb
+
+    train, dev = cb.material("train"), cb.material("dev")
+    assert not {f["topic"] for f in train["families"]} & {f["topic"] for f in dev["families"]}
+    assert not set(train["new_topics"]) & set(dev["new_topics"])
+    made = cb.cases("dev", seed=3, n=2)
+    assert [c.rows for c, _ in made] == [c.rows for c, _ in cb.cases("dev", seed=3, n=2)]  # seeded
+    for c, _ in made:
+        for p in c.probes:
+            assert c.rows[p.as_of - 1] == ("user", p.text)  # the probe is the message at its position
+            if p.needs:  # a callback's gold is a companion prompt before the recent window
+                assert len(p.gold) == 1 and c.rows[p.gold[0] - 1][0] == "companion"
+                assert p.gold[0] < p.as_of - cb.WINDOW
+            elif p.kind.startswith("reply"):  # a reply follows its prompt at once
+                assert c.rows[p.as_of - 2][0] == "companion"
