@@ -56,7 +56,7 @@ def _messages():
 
 
 def test_rule_extractor_against_hand_written_claims():
-    props = extract.RuleExtractor().propose(_messages())
+    props = extract.RuleExtractor(learned=False).propose(_messages())  # the rule road alone
     facts = {(p.source_dayids[0], derived.norm(p.text)) for p in props if p.kind == "claim"}
     prefs = {(p.source_dayids[0], c, p.attribute, p.setting) for p in props if p.kind == "preference" for c in p.contexts}
     assert all(len(p.source_dayids) == 1 and p.evidence for p in props)
@@ -80,6 +80,17 @@ def test_rule_extractor_against_hand_written_claims():
     assert {t for d, t in facts if d == "day1-8"} == {"has a friend"}  # nothing of the quote
 
 
+def test_the_learned_road_on_the_hand_written_claims():
+    """The default reader (the learned road on): one claim beyond the hand gold, and it keeps the
+    past tense ("worked ... for years": not read as her job now); nothing from the companion's
+    message, the quote, the hypothetical or the question."""
+    props = extract.RuleExtractor().propose(_messages())
+    facts = {(p.source_dayids[0], derived.norm(p.text)) for p in props if p.kind == "claim"}
+    assert facts - GOLD_FACTS == {("day1-18", "mum worked as a nurse for years")}
+    assert GOLD_FACTS - facts == set()
+    assert not {d for d, _ in facts} & {"day1-5", "day1-7", "day1-22"}
+
+
 T0 = datetime(2026, 3, 2, 6, tzinfo=timezone.utc)
 
 
@@ -93,8 +104,8 @@ def fixture_store(store, ana):
 def test_consolidate_the_fixture(fixture_store, ana):
     store = fixture_store
     report = extract.consolidate(store, ana)
-    assert report.messages == len(FIXTURE) and report.proposals == 16  # 13 facts, 3 preferences
-    assert report.verdicts == {"supported": 16}
+    assert report.messages == len(FIXTURE) and report.proposals == 17  # 13 + 1 learned facts, 3 preferences
+    assert report.verdicts == {"supported": 17}
     ages = [c for c in claims.all_(store, ana) if c.slot == "age"]
     assert [(c.text, c.status) for c in ages] == [("Is 34 years old", "superseded"), ("Is 35 years old", "current")]
     # One current value per slot, now and at every earlier bound.
