@@ -30,15 +30,21 @@ from pathlib import Path
 
 import numpy as np
 
-from eval import facts_eval, factsources as fs
+from eval import factgen, facts_eval, factsources as fs
 
 DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "facts" / "dev.jsonl"
 
 
 def _candidates(texts: list[str]):
+    """Per text: (rule facts, the candidates the learned road may see: past the sentence gate)."""
     from memory import facts
+    from memory.fact_classifier import plain
 
-    return [facts.read_doc(d) for d in fs.parse(texts)]
+    out = []
+    for d in fs.parse(texts):
+        found, cands = facts.read_doc(d)
+        out.append((found, [c for c in cands if plain(c.sentence or c.evidence)]))
+    return out
 
 
 def _labelled(rows: list[fs.Row], tau: float):
@@ -57,8 +63,9 @@ def _labelled(rows: list[fs.Row], tau: float):
     return X, y
 
 
-def _dev_set_labelled():
-    rows = facts_eval.load(DEV_SET)
+def _set_labelled(rows: list[dict]):
+    """(candidate text, label) for rows in the tests/data/facts format (the project's sets, the
+    generator's train families): a candidate is a positive when it matches a gold or optional item."""
     read = _candidates([r["text"] for r in rows])
     X, y = [], []
     for row, (_, cands) in zip(rows, read):
@@ -83,6 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev-spc-conversations", type=int, default=150, help="SPC dev conversations likewise")
     ap.add_argument("--max-precision-loss", type=float, default=0.02,
                     help="where the rule road alone is under --min-precision, the learned road may cost this much")
+    ap.add_argument("--gen-n", type=int, default=4, help="generator rows per wording (train families; dev likewise)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
 
@@ -103,10 +111,11 @@ def main(argv=None) -> int:
         texts += X
         labels += y
         counts[src] = {"rows": len(rows), "clauses": len(X), "positives": int(sum(y))}
-    X, y = _dev_set_labelled()
+    gen_train = factgen.generate("train", a.gen_n, a.seed)
+    X, y = _set_labelled(gen_train)
     texts += X
     labels += y
-    counts["project-dev"] = {"rows": len(facts_eval.load(DEV_SET)), "clauses": len(X), "positives": int(sum(y))}
+    counts["generator-train"] = {"rows": len(gen_train), "clauses": len(X), "positives": int(sum(y))}
     print("training clauses:", json.dumps(counts))
     V = fs.embed(texts)
     yv = np.array(labels, dtype=int)
@@ -120,27 +129,51 @@ def main(argv=None) -> int:
     probs = {s: [1 / (1 + np.exp(-(fs.embed([c.text for c in cands]) @ w + b))) if cands else np.zeros(0)
                  for _, cands in rd] for s, rd in read.items()}
 
+    sets = {"generator-dev": factgen.generate("dev", a.gen_n, a.seed + 1), "own-dev": facts_eval.load(DEV_SET)}
+    for s, rows in sets.items():
+        read[s] = _candidates([r["text"] for r in rows])
+        probs[s] = [1 / (1 + np.exp(-(fs.embed([c.text for c in cands]) @ w + b))) if cands else np.zeros(0)
+                    for _, cands in read[s]]
+
     def at(t):
         row = {"threshold": None if t is None else round(float(t), 2)}
-        for s, rows in dev.items():
-            claims = [[f.text for f in rule] + ([] if t is None else [c.text for c, p in zip(cands, ps) if p >= t])
-                      for (rule, cands), ps in zip(read[s], probs[s])]
-            r = fs.score(rows, claims, tau)
-            row[s] = {"recall": r["recall"], "precision": r["precision"]}
+        for s in list(dev) + list(sets):
+            learned = [[] if t is None else [c.text for c, p in zip(cands, ps) if p >= t]
+                       for (_, cands), ps in zip(read[s], probs[s])]
+            claims = [[f.text for f in rule] + extra for (rule, _), extra in zip(read[s], learned)]
+            if s in dev:
+                r = fs.score(dev[s], claims, tau)
+                only = fs.score(dev[s], learned, tau)
+                row[s] = {"recall": r["recall"], "precision": r["precision"],
+                          "learned_claims": sum(map(len, learned)), "learned_precision": only["precision"]}
+            else:
+                r = facts_eval.score(sets[s], claims, per_persona=False)
+                only = facts_eval.score(sets[s], learned, per_persona=False)
+                row[s] = {"recall": r["recall"], "precision": r["precision"], "opposite": r["opposite"],
+                          "learned_claims": only["extracted"], "learned_precision": only["precision"]}
         return row
 
     base = at(None)  # the rule road alone
     print("rules alone:", json.dumps(base))
     # the learned road must pay on every dev source: precision at least --min-precision, or (where
     # the rule road alone is below it) no more than --max-precision-loss under the rule road's
-    floor = {s: min(a.min_precision, (base[s]["precision"] or 0) - a.max_precision_loss) for s in dev}
+    # The threshold: the lowest at which the learned road's own claims reach --min-precision on
+    # every dev source (LoCoMo, MSC, SPC dev splits, the generator's dev families, the project's
+    # dev set) and the whole reader loses no more than --max-precision-loss against the rule road
+    # alone on any of them. (The whole reader's precision on LoCoMo counts only claims an
+    # annotator's summary matches: the rule road alone is at 0.53 there, so it is not the bar.)
+    judged = list(dev) + list(sets)
+    floor = {s: (base[s]["precision"] or 0) - a.max_precision_loss for s in judged}
     table, chosen = [], None
-    for t in np.arange(0.30, 0.96, 0.05):
+    for t in np.arange(0.30, 0.99, 0.05):
         row = at(t)
         table.append(row)
-        if chosen is None and all((row[s]["precision"] or 0) >= floor[s] for s in dev):
+        if chosen is None and all(row[s]["learned_precision"] is None or row[s]["learned_precision"] >= a.min_precision
+                                  for s in judged) and all((row[s]["precision"] or 0) >= floor[s] for s in judged):
             chosen = row
-    gains = chosen is not None and any((chosen[s]["recall"] or 0) > (base[s]["recall"] or 0) for s in dev)
+    gains = chosen is not None and any((chosen[s]["recall"] or 0) > (base[s]["recall"] or 0) for s in judged)
+    on = bool(gains)
+    print("learned precision >= %.2f on every dev source at the chosen threshold: %s" % (a.min_precision, on))
     for row in table:
         print(json.dumps(row) + ("   <- chosen" if row is chosen else ""))
     if not gains:
@@ -151,7 +184,8 @@ def main(argv=None) -> int:
            for k, p in (("locomo", a.locomo), ("msc", a.msc))}
     meta = {"seed": a.seed, "dev_sizes": {s: len(rows) for s, rows in dev.items()}, "C": a.C,
             "matcher_threshold": tau, "training": counts, "threshold": chosen["threshold"],
-            "dev": {s: chosen[s] for s in dev}, "dev_rules_alone": {s: base[s] for s in dev},
+            "dev": {s: chosen[s] for s in judged}, "dev_rules_alone": {s: base[s] for s in judged},
+            "on_by_default_criterion_met": on, "curve": table,
             "precision_floor": floor, "sources_sha256": sha, "min_precision": a.min_precision}
     out = Path(a.out) if a.out else fact_classifier.MODEL
     out.parent.mkdir(parents=True, exist_ok=True)

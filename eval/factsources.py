@@ -297,7 +297,7 @@ def parse(texts: list[str]) -> list:
             docs = DocBin().from_disk(kf.with_suffix(".spacy")).get_docs(nlp.nlp().vocab)
             _DOCS.update(zip(keys, docs))
         atexit.register(_flush_docs)
-    blanked = [facts.blank_quotes(t) for t in texts]
+    blanked = [facts.prepare(t) for t in texts]
     keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in blanked]
     todo = list({k: t for k, t in zip(keys, blanked) if k not in _DOCS}.items())
     for start in range(0, len(todo), 2000):  # flushed as it goes: a long run that stops keeps its work

@@ -6,16 +6,17 @@ A logistic regression over the all-MiniLM-L6-v2 embedding of the clause in the t
 trained by `python -m eval.fact_train` on clauses of public corpora (LoCoMo, MSC, Synthetic-
 Persona-Chat: their train splits) labelled by the meaning matcher of eval.factsources, plus the
 project's development set (tests/data/facts/dev.jsonl); never a test split. Shipped as weights
-(memory/data/facts/classifier-v1.npz: W, b, the threshold chosen on the dev splits, and how
+(memory/data/facts/classifier-v2.npz: W, b, the threshold chosen on the dev splits, and how
 they were made); nothing is trained at run time. Only clauses that passed the parse's gates
 (no question, negation, supposition, report or quote: memory.facts.not_stated) reach it, and
-its claims go through the same verify -> merge as the rule road's, with `origin` fact-classifier.
+then only from a sentence with no sign of any of those nor of a state that ended (`plain`); its claims go through the same verify -> merge as the rule road's, with `origin` fact-classifier.
 Without the weights file the road is off (the rule road still reads).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 
-MODEL = Path(__file__).resolve().parent / "data" / "facts" / "classifier-v1.npz"
+MODEL = Path(__file__).resolve().parent / "data" / "facts" / "classifier-v2.npz"
 NAME = "fact-classifier"
 _lock = threading.Lock()
 
@@ -46,6 +47,28 @@ def model() -> Model | None:
         return Model() if MODEL.exists() else None
 
 
+# The second gate, over the candidate's whole sentence, for the learned road only: the parse's gates
+# (memory.facts.not_stated) read the clause's own verb, and a parse that hangs a negation, a
+# condition or a report elsewhere lets it through; a classifier over an embedding does not tell
+# "lives in Porto" from "doesn't live in Porto". So any sign in the sentence that it is not a
+# plain present statement of the speaker's keeps the learned road out (the rule road, which reads
+# the structure, still may): negation, supposition or wish, a question, someone else's words, a
+# state that ended, a joke marker.
+_NOT_PLAIN = re.compile(
+    r"n't\b|\b(?:not|no|never|nobody|nothing|none|neither|nor|without|hardly|barely|cannot|"
+    r"if|unless|whether|would|could|might|should|may|maybe|perhaps|possibly|probably|wish|imagine|suppose|"
+    r"hopefully|hope|dream|someday|wanna|'d|"
+    r"said|says|say|told|tells|tell|claims?|claimed|thinks?|thought|reckons?|heard|hears|texted|apparently|"
+    r"supposedly|allegedly|according|"
+    r"used to|anymore|any more|longer|formerly|ex|"
+    r"jk|kidding|joking|basically|literally|pretend|like a)\b|\?|[\"\u201c\u201d]", re.I)
+
+
+def plain(sentence: str) -> bool:
+    """Whether a sentence carries no sign of being other than a plain statement (see _NOT_PLAIN)."""
+    return not _NOT_PLAIN.search(sentence.replace("\u2019", "'"))
+
+
 def _embedder():
     from memory import embeddings
 
@@ -65,6 +88,7 @@ def decide_many(batches: list[list]) -> list[list]:
     makes them Facts (slot None: a learned claim deduplicates by its text; the rule road's slots
     are what supersede). This module imports nothing of memory.facts: no cycle."""
     m = model()
+    batches = [[c for c in b if plain(getattr(c, "sentence", "") or c.evidence)] for b in batches]
     flat = [c for b in batches for c in b]
     if m is None or not flat:
         return [[] for _ in batches]

@@ -24,7 +24,7 @@ FIXTURE = [
     ("user", "Don't ask me before you add notes.", "personal"),                      # P autonomy=autonomous
     ("user", "Show me your reasoning.", "work"),                                     # P reasoning=show (work)
     ("user", "My husband is a teacher.", "personal"),                                # F husband teacher
-    ("user", "We adopted a dog last spring.", "personal"),                           # F has a dog (missed)
+    ("user", "We adopted a dog last spring.", "personal"),                           # F has a dog
     ("user", "I'm a nurse, by the way.", "work"),                                    # F nurse
     ("user", "I'm not a morning person.", "personal"),                               # - (nothing to keep)
     ("user", "I'm allergic to penicillin.", "personal"),                             # F penicillin
@@ -56,7 +56,7 @@ def _messages():
 
 
 def test_rule_extractor_against_hand_written_claims():
-    props = extract.RuleExtractor().propose(_messages())
+    props = extract.RuleExtractor(learned=False).propose(_messages())  # the rule road alone
     facts = {(p.source_dayids[0], derived.norm(p.text)) for p in props if p.kind == "claim"}
     prefs = {(p.source_dayids[0], c, p.attribute, p.setting) for p in props if p.kind == "preference" for c in p.contexts}
     assert all(len(p.source_dayids) == 1 and p.evidence for p in props)
@@ -64,20 +64,31 @@ def test_rule_extractor_against_hand_written_claims():
     # adopted" as having one); none wrong ("I work for hours without a break" is not a job, and
     # "My mum worked as a nurse for years" is a past job, not what she does now).
     assert facts - GOLD_FACTS == set()
-    # Missed since the hedge and past-state readings (issue 27 branch): "I'm 34, if you must know"
-    # reads as a conditional, "We adopted a dog last spring" as a past event.
-    assert GOLD_FACTS - facts == {("day1-3", "is 34 years old"), ("day1-13", "has a dog")}
+    # "I'm 34, if you must know": an if-clause about the listener knowing is an aside, not a
+    # condition; "We adopted a dog last spring": the pet noun read twice no longer cancels itself.
+    assert GOLD_FACTS - facts == set()
     # Preferences: 3 of 4 ("I hate long answers" is not in the phrase table: missed), none wrong.
     assert prefs - GOLD_PREFS == set()
     assert GOLD_PREFS - prefs == {("day1-20", "work", "verbosity", "brief")}
     tp = len(facts & GOLD_FACTS) + len(prefs & GOLD_PREFS)
     fp = len(facts - GOLD_FACTS) + len(prefs - GOLD_PREFS)
     fn = len(GOLD_FACTS - facts) + len(GOLD_PREFS - prefs)
-    assert (tp, fp, fn) == (14, 0, 3)
-    assert round(tp / (tp + fn), 3) == 0.824  # recall 14/17, precision 14/14
+    assert (tp, fp, fn) == (16, 0, 1)
+    assert round(tp / (tp + fn), 3) == 0.941  # recall 16/17, precision 16/16
     # Nothing from the companion's message, the quote, the hypothetical or the question.
     assert not {d for d, _ in facts} & {"day1-5", "day1-7", "day1-22"}
     assert {t for d, t in facts if d == "day1-8"} == {"has a friend"}  # nothing of the quote
+
+
+def test_the_learned_road_on_the_hand_written_claims():
+    """The default reader (the learned road on): one claim beyond the hand gold, and it keeps the
+    past tense ("worked ... for years": not read as her job now); nothing from the companion's
+    message, the quote, the hypothetical or the question."""
+    props = extract.RuleExtractor().propose(_messages())
+    facts = {(p.source_dayids[0], derived.norm(p.text)) for p in props if p.kind == "claim"}
+    assert facts - GOLD_FACTS == {("day1-18", "mum worked as a nurse for years")}
+    assert GOLD_FACTS - facts == set()
+    assert not {d for d, _ in facts} & {"day1-5", "day1-7", "day1-22"}
 
 
 T0 = datetime(2026, 3, 2, 6, tzinfo=timezone.utc)
@@ -93,10 +104,10 @@ def fixture_store(store, ana):
 def test_consolidate_the_fixture(fixture_store, ana):
     store = fixture_store
     report = extract.consolidate(store, ana)
-    assert report.messages == len(FIXTURE) and report.proposals == 14  # 11 facts, 3 preferences
-    assert report.verdicts == {"supported": 14}
+    assert report.messages == len(FIXTURE) and report.proposals == 17  # 13 + 1 learned facts, 3 preferences
+    assert report.verdicts == {"supported": 17}
     ages = [c for c in claims.all_(store, ana) if c.slot == "age"]
-    assert [(c.text, c.status) for c in ages] == [("Is 35 years old", "current")]  # "34, if you must know": missed
+    assert [(c.text, c.status) for c in ages] == [("Is 34 years old", "superseded"), ("Is 35 years old", "current")]
     # One current value per slot, now and at every earlier bound.
     for as_of in range(1, len(FIXTURE) + 2):
         slots = [c.slot for c in claims.current(store, ana, as_of=as_of) if c.slot]

@@ -205,12 +205,15 @@ def test_the_shipped_fact_classifier_was_trained_without_a_test_split():
 
     m = fact_classifier.model()
     assert m is not None and m.w.shape == (384,) and 0 < m.threshold < 1
-    assert set(m.meta["training"]) == {"locomo", "msc", "spc", "project-dev"}  # train splits + dev.jsonl only
+    # train splits and the generator's train families only; dev.jsonl and the generator's dev families judge
+    assert set(m.meta["training"]) == {"locomo", "msc", "spc", "generator-train"}
+    assert {"generator-dev", "own-dev", "locomo", "msc", "spc"} == set(m.meta["dev"])
     assert m.meta["matcher_threshold"] == json.loads(
         (facts_eval.Path(__file__).parents[1] / "eval" / "data" / "fact-matcher-handcheck-v1.json").read_text())["threshold"]
     # chosen on the dev splits: it raised recall there without going under the precision floors
     for src, got in m.meta["dev"].items():
         assert got["precision"] >= m.meta["precision_floor"][src]
+        assert got["learned_precision"] is None or got["learned_precision"] >= m.meta["min_precision"]
     assert any(m.meta["dev"][s]["recall"] > m.meta["dev_rules_alone"][s]["recall"] for s in m.meta["dev"])
 
 
@@ -228,8 +231,10 @@ def test_a_fact_only_the_learned_road_reads_is_remembered_after_a_turn(store, an
     from memory import fact_classifier
 
     assert fact_classifier.model() is not None  # the weights ship
-    assert not facts.learned_road_on()  # off by default, on when the operator asks for it
-    monkeypatch.setenv("COMPANION_FACTS_LEARNED", "1")
+    assert facts.learned_road_on()  # on by default since issue 27 (COMPANION_FACTS_LEARNED=0 turns it off)
+    monkeypatch.setenv("COMPANION_FACTS_LEARNED", "0")
+    assert not facts.learned_road_on()
+    monkeypatch.delenv("COMPANION_FACTS_LEARNED")
     turn(store, ana, "Honestly I started a pottery course with my cousin last week! I'm so glad.",
          settings=settings, at=T0)
     turn(store, ana, "I never went back to that climbing gym.", settings=settings, at=T0 + timedelta(minutes=2))
