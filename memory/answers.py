@@ -862,7 +862,7 @@ _MONTHS = "january february march april may june july august september october n
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _CLOCK = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidday\b", re.I)
 _DATE = re.compile(rf"\b(?:{'|'.join(_MONTHS)})\s+\d{{1,2}}(?:st|nd|rd|th)?\b|"
-                   rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{'|'.join(_MONTHS)})\b|"
+                   rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{'|'.join(_MONTHS)})\b|"
                    rf"\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b|\b(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\b", re.I)
 _AGE = re.compile(r"\b(?:is|'s|am|i'm|im|turned|turning|turn|being|aged|age)\s+(\d{1,3})\b(?!\s*(?:years? ago|:\d|am|pm|"
                   r"minutes|hours|mins|patients|people|times|km|miles|k\b))|\b(\d{1,3})[- ]years?[- ]old\b", re.I)
@@ -1120,7 +1120,7 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 continue
             prev = {doc[j].lower_ for j in range(max(sent.start, t.i - 2), t.i)}
             if t.lower_ in pets and t.lower_ not in ("pet",) and t.lower_ not in ask.words or (
-                    t.pos_ in ("NOUN", "PROPN") and prev & {"a", "an", "our", "little", "typical", "fluffy", "my"}
+                    t.pos_ in ("NOUN", "PROPN") and prev & {"a", "an", "little", "typical", "fluffy"}
                     and (t.lower_ not in rels or t.lower_ in pets) and t.lower_ not in _FRAME_WORDS
                     and t.ent_type_ == "" and t.lower_ not in ask.words):
                 out.append((t.text, t.i))
@@ -1137,7 +1137,8 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     known = known or {}
     asked = {w.lower() for w in re.findall(r"\w+", ask.text)} | {w.lower() for w in re.findall(r"\w+", ask.core)}
     words = _expand(ask.words)
-    own = not (set(ask.words) - set(_concept_of()))  # only concept words: about the participant
+    # about the participant: no content word, or only where they live or work ("where do i live?")
+    own = not {w for w in ask.words if _concept_of().get(w) not in ("residence", "work")}
     alias = {n for n, r in known.items() if r and r in words}  # "my brother" matches the brother's name
     rels = facts.lexicon()["relations"]
     asked_rels = {w for w in ask.words if w in rels}
@@ -1164,8 +1165,9 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
             score = len(hits) + 0.5 * len(others)
             if words and score == 0:
                 continue
-            if not words and not _SELF_WORDS.search(st):
-                continue
+            if not words and not _SELF_WORDS.search(st) and any(
+                    c.dep_ in ("nsubj", "nsubjpass") for c in sent.root.children):
+                continue  # about themself: said in the first person, or with no subject ("being a nurse is ...")
             # a relation asked about must be this message's (by its noun or a name given it)
             if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
                                       for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
@@ -1204,7 +1206,8 @@ def not_told_everyday(ask: Ask) -> str:
     m = re.match(r"(?i)(what|where|when|which|who|whose|how old|how)\b(.*)$", core)
     if m and len(core.split()) <= 12:
         rest = second_person(m.group(2)).strip()
-        rest = re.sub(r"^(?:did you (?:say|tell me|mention)|do you|does|did|is|are|am|was)\s+", "", rest, flags=re.I)
+        rest = re.sub(r"\b(?:did )?you (?:say|tell me|tell you|told me|told you|mention(?:ed)?)\s+", "", rest, flags=re.I)
+        rest = re.sub(r"^(?:do you|does|did|is|are|am|was)\s+", "", rest, flags=re.I)
         if rest and not re.search(r"\b(?:you told me|you said)\b", rest):
             return f"I don't think you've told me {m.group(1).lower()} {rest}."
     return "I don't think you've told me that."
