@@ -30,7 +30,7 @@ from importlib import resources
 
 from memory import facts, nlp
 
-VERSION = "answers-v1"
+VERSION = "answers-v2"
 _WH = {"WP", "WDT", "WRB", "WP$"}
 _SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
@@ -724,20 +724,490 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
            ) -> tuple[str | None, dict]:
     """The turn's recall answer: (reply, what was read, for the trace), or (None, {...}) when the
     message is not a question this reader can answer from memory (the model answers it).
-    `items`: what retrieval applied (hits); `recent`: the recent window's messages."""
+    `items`: what retrieval applied (hits); `recent`: the recent window's messages.
+
+    The message is normalised and unframed first (everyday wording, below); the parse-based
+    reader reads what is left, and where it finds no answer the slot-type reader tries; when
+    neither finds a statement but one read a question, the reply says it was not told."""
     from memory import messages
 
+    if is_action_request(text):
+        return None, {}
     own = [m for m in recent if m.sender == "user"]
     hit_ords = [h.ordinal for h in items if getattr(h, "sender", "") == "user"]
     hits = list(messages.by_ordinals(store, participant, hit_ords, as_of).values()) if hit_ords else []
     extra = [Candidate(m.text, m.dayid, m.ordinal, m.ts, "message") for m in own + hits]
     known = known_names([c.text for c in extra] + [text]).merge(_claim_names(store, participant, as_of))
-    q = read_question(text, known)
-    if q is None:
+    vocab = _vocab(store, participant, as_of)
+    core = unframe(normalise(text, vocab))
+    q = read_question(core if core.endswith("?") else core + "?", known)
+    f, cands = None, []
+    if q is not None:
+        cands = candidates(store, participant, as_of, q, extra)
+        known = known.merge(known_names([c.text for c in cands if c not in extra]))
+        f = find(q, cands, known)
+    if f is not None:
+        reply = compose(q, f, now)
+        return reply, {"version": VERSION, "question": q.public(), "candidates": len(cands),
+                       "found": f.public(), "answer": reply}
+    ask = read_everyday(text, known, vocab)
+    if ask is None and q is None:
         return None, {}
-    cands = candidates(store, participant, as_of, q, extra)
-    known = known.merge(known_names([c.text for c in cands if c not in extra]))
-    f = find(q, cands, known)
-    reply = compose(q, f, now) if f is not None else not_told(q)
-    return reply, {"version": VERSION, "question": q.public(), "candidates": len(cands),
-                   "found": f.public() if f is not None else None, "answer": reply}
+    found = None
+    if ask is not None:
+        cands = everyday_candidates(store, participant, as_of, ask, known, extra)
+        known = known.merge(known_names([c.text for c in cands if c not in extra]))
+        found = find_everyday(ask, cands, known)
+    if found is not None:
+        reply = compose_everyday(ask, found, now)
+    elif q is not None and not not_told(q).endswith("me that.") or ask is None:
+        reply = not_told(q)
+    else:
+        reply = not_told_everyday(ask)
+    return reply, {"version": VERSION, "question": (ask.public() if ask is not None else q.public()),
+                   "candidates": len(cands), "found": found.public() if found is not None else None,
+                   "answer": reply}
+
+
+def _vocab(store, participant: str, as_of: int, limit: int = 400) -> set[str]:
+    """The words the participant wrote (their latest messages): what a typo is corrected towards."""
+    rows = store.conn.execute(
+        "SELECT text FROM messages WHERE participant=? AND sender='user' AND ordinal<? ORDER BY ordinal DESC LIMIT ?",
+        (participant, as_of, limit)).fetchall()
+    return {w for r in rows for w in re.findall(r"[a-z]{4,}", r["text"].lower())}
+
+
+def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: dict, extra=(),
+                        limit: int = 40) -> list[Candidate]:
+    """The participant's messages holding the question's content words (or the names of the
+    people they name), plus `extra`; for a question about themself with no such word, their
+    latest messages."""
+    terms = set(ask.words) | {n for n, r in known.items() if r and r in ask.words}
+    seen: dict[str, Candidate] = {}
+    for c in extra:
+        seen.setdefault(c.dayid or c.text, c)
+    rows = []
+    for t in sorted(terms):
+        rows += store.conn.execute(
+            "SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
+            "AND lower(text) LIKE ? ORDER BY ordinal DESC LIMIT ?",
+            (participant, as_of, f"%{t.lower()}%", limit)).fetchall()
+    if not terms:
+        rows += store.conn.execute(
+            "SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
+            "ORDER BY ordinal DESC LIMIT ?", (participant, as_of, limit * 5)).fetchall()
+    for r in rows:
+        seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------- everyday wording (answers-v2)
+#
+# The reader above parses a question as asked of it directly ("where does Lena live?"). People
+# ask indirectly, in slang, with typos, inside a story or as someone else's question: "random q,
+# whose wedding did i say i'm going to? testing u", "Mia asked where im going and i said Portugal
+# but she wanted the city... which one did i tell u?". So a message is first *normalised* (slang,
+# typos against the words of the question lexicon and of what the participant wrote) and
+# *unframed* (the asker, "testing u", "what did i tell you", the story before the question);
+# what is left is read by the parse above, and, where that finds nothing, by slot type: the slot
+# from its cue words (who/whose, which city, when, called, how old, for a living, breed), the
+# statement chosen by the question's content words among the participant's statements that hold
+# a value *of that slot's type* (a name, a place, a date or time, an age, a job, a kind) which
+# the question does not already hold. A question is never an answer; nothing answers: not told.
+
+_SLANG = {"wat's": "what's", "wats": "what's", "u": "you", "ur": "your", "ya": "you", "wat": "what", "wut": "what", "whats": "what's",
+          "wheres": "where's", "whens": "when's", "whos": "who's", "hows": "how's", "im": "i'm", "ive": "i've",
+          "dose": "does", "pls": "please", "plz": "please", "r": "are", "abt": "about", "bday": "birthday",
+          "appt": "appointment", "thx": "thanks", "gonna": "going to", "wanna": "want to", "whered": "where did",
+          "didnt": "didn't", "dont": "don't", "cant": "can't", "wasnt": "wasn't", "isnt": "isn't", "sis": "sister",
+          "bro": "brother", "doin": "doing", "goin": "going", "livin": "living", "tho": "though", "ppl": "people"}
+_FRAME_WORDS = set("""asked asking ask asks wants want wanted know knows knew tell told telling remind remember
+ remembered recall forgot forget forgotten blanked blank testing test quiz pop random q lol haha haha lmao
+ again please right sure exact vague answer one which wait ok okay so hey hi um hmm totally completely
+ realised realized couldn't could can you me mention mentioned say said saying ever actually just
+ the a an and but or of to is are was were be been am it its that this there do did does i'm i i've
+ my our we us your mine what what's where where's when when's who who's whose how how's
+ something wasn't was memory see if let's lets in on at for from with about up now then
+ have has had got get""".split())
+_ASKER = re.compile(r"^(?:.*?\b)?(?:[A-Z][a-z]+|my \w+|someone|somebody|he|she|they)\s+"
+                    r"(?:asked(?: me)?|was asking(?: me)?|were asking|is asking|wants to know|wanted to know|"
+                    r"kept asking)\b", re.I)
+_TAIL_FRAMES = re.compile(
+    r"(?:[,.;!?…]+|\s)+(?:and\s+i\s+(?:totally\s+|completely\s+)?(?:blanked|forgot|couldn't remember|"
+    r"gave a vague answer|said [^?]*)|what did i tell (?:you|u)|which one did i tell (?:you|u)|"
+    r"which did i tell (?:you|u)|which one was it|i told you,? right|remind me|testing (?:you|u|your memory)|"
+    r"(?:lol|haha|lmao)+)\W*$", re.I)
+_ACTION = re.compile(r"\b(?:remind (?:me|us) (?:to|about|that|at|on|tomorrow|tonight|in \d)|set (?:a |me a )?reminder|"
+                     r"(?:send|text|message|email|tell) \w+ (?:that|saying)|"
+                     r"(?:can|could|would|will) (?:you|u) (?:please )?(?:book|schedule|add|cancel|send|text|message|email|"
+                     r"note|write down|make a note)\b)", re.I)
+_ADVICE = re.compile(r"\b(?:should|shall|ought|could i|can i|would (?:you|it|i)|might|any ideas|recommend|suggest|"
+                     r"what's a good|how (?:do|can|should) i|is it (?:ok|okay|normal|worth))\b", re.I)
+_SELF_WORDS = re.compile(r"\b(?:i|i'm|i've|my|me|our|we|we're|mine)\b", re.I)
+
+# slot cues, first match wins: (slot, pattern over the normalised question)
+_CUES = [
+    ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bage\b")),
+    ("kind", re.compile(r"\b(?:breed|kind of|type of|sort of)\b")),
+    ("owner", re.compile(r"\bwhose\b")),
+    ("name", re.compile(r"\b(?:called|call|name|named|nickname)\b")),
+    ("time", re.compile(r"\bwhen\b|\bwhen's\b|\bwhat (?:time|date|day)\b|\bwhich (?:day|date)\b|\bwhat time's\b")),
+    ("occupation", re.compile(r"\b(?:job|for a living|for work|profession|occupation|career)\b|"
+                              r"\bwhat (?:do|does|did) (?:i|\w+) do\b|\bwhat (?:i|\w+) (?:do|does)\b")),
+    ("place", re.compile(r"\bwhere\b|\bwhere's\b|\b(?:which|what) (?:city|town|country|place|village)\b|"
+                         r"\bthe city\b")),
+    ("person", re.compile(r"\bwho\b|\bwho's\b")),
+]
+_MONTHS = "january february march april may june july august september october november december".split()
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_CLOCK = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidday\b", re.I)
+_DATE = re.compile(rf"\b(?:{'|'.join(_MONTHS)})\s+\d{{1,2}}(?:st|nd|rd|th)?\b|"
+                   rf"\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{'|'.join(_MONTHS)})\b|"
+                   rf"\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b|\b(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\b", re.I)
+_AGE = re.compile(r"\b(?:is|'s|am|i'm|im|turned|turning|turn|being|aged|age)\s+(\d{1,3})\b(?!\s*(?:years? ago|:\d|am|pm|"
+                  r"minutes|hours|mins|patients|people|times|km|miles|k\b))|\b(\d{1,3})[- ]years?[- ]old\b", re.I)
+
+
+def _osa1(a: str, b: str) -> bool:
+    """`a` and `b` differ by at most one edit (insertion, deletion, substitution, adjacent swap)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    if la > lb:
+        a, b = b, a
+    for i in range(len(b)):
+        if b[:i] + b[i + 1:] == a:
+            return True
+    return False
+
+
+_QUESTION_VOCAB = set("""where when what which who whose how old called name named live lives living lived going
+ flying fly trip work living job does appointment again city town country breed kind type sort birthday wedding
+ party remember remind tell told brother sister cousin friend mother father daughter nephew niece""".split())
+
+
+def normalise(text: str, vocab=()) -> str:
+    """Lowercase words, slang spelled out, a word one edit away from a question word or a word the
+    participant wrote corrected to it (names keep their case)."""
+    words = set(vocab) | _QUESTION_VOCAB
+    out = []
+    for tok in re.findall(r"[\w']+|[^\w\s]+", text):
+        low = tok.lower()
+        if low in _SLANG:
+            out.append(_SLANG[low])
+            continue
+        if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS:
+            fix = next((w for w in [*sorted(_QUESTION_VOCAB), *sorted(words)] if len(w) >= 4 and _osa1(low, w)), None)
+            if fix is not None:
+                out.append(fix if not tok[:1].isupper() else fix.capitalize())
+                continue
+        out.append(tok)
+    s = ""
+    for tok in out:
+        s += tok if (not s or re.match(r"[^\w\s(']", tok) or tok.startswith("'")) else " " + tok
+    return s
+
+
+def unframe(text: str) -> str:
+    """The question inside a message: the clause that asks (with a slot cue), without who asked it
+    ("Mia asked me ..."), the story before it, or "what did i tell you" / "testing u" around it."""
+    parts = [p.strip() for p in re.split(r"(?<=[?!.…])\s+|\.{2,}|…|\s+-\s+|\s+—\s+", text) if p.strip()]
+    cued = [p for p in parts if any(c.search(p.lower()) for _, c in _CUES)]
+    core = cued[0] if len(cued) == 1 else (cued[-1] if cued else text)
+    if len(cued) > 1:  # "what did i say X is called? which one did i tell u?": the one with most content
+        core = max(cued, key=lambda p: len(_content(p)))
+    m = re.search(r",\s*((?:what|where|when|which|who|whose|how)\b.*)$", core, re.I)
+    if m and any(c.search(m.group(1).lower()) for _, c in _CUES):
+        core = m.group(1)  # "..., and i realised i couldn't remember, what did i say ..."
+    core = _ASKER.sub("", core).strip()
+    core = re.sub(r"^(?:random q|ok pop quiz|pop quiz|quick q|quick question|let's see if (?:you|u) remember|"
+                  r"testing your memory(?: lol)?|so|ok|okay|hey|wait)\W+", "", core, flags=re.I)
+    core = re.sub(r"^(?:can|could|would) (?:you|u) (?:remind me|tell me)\s+|^remind me\s+|^do (?:you|u) remember\s+|"
+                  r"^did i (?:ever )?(?:tell|mention to) (?:you|u)\s+|^did i (?:ever )?mention\s+", "", core, flags=re.I)
+    for _ in range(3):
+        core = _TAIL_FRAMES.sub("", core).strip()
+    core = re.sub(r"\s+please\W*$", "", core, flags=re.I).strip(" ,.;")
+    return core
+
+
+def _content(text: str) -> list[str]:
+    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[a-z0-9']+", text.lower()))
+    return [w for w in words if w not in _FRAME_WORDS and len(w) > 1]
+
+
+def _lemma_set(doc) -> set[str]:
+    out = set()
+    for t in doc:
+        if t.is_alpha or t.like_num:
+            out |= {t.lower_, t.lemma_.lower(), t.lower_.rstrip("s")}
+    return out
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A question read by slot type: the slot, its content words, whether it is about the
+    participant themself, and the question as unframed."""
+    slot: str  # name person owner place time age occupation kind
+    words: tuple
+    core: str
+    text: str
+    city: bool = False  # "which city": a city, not the country
+    clock: bool = False  # "what time": a clock time first
+
+    def public(self) -> dict:
+        return {"slot": self.slot, "words": list(self.words), "core": self.core, "reader": "slot-type"}
+
+
+def is_action_request(text: str) -> bool:
+    """"Can you remind me to call Lena?" asks for an action, not about the past."""
+    t = normalise(text)
+    return bool(_ACTION.search(t)) and not re.search(r"\bremind me (?:what|where|when|who|whose|which|how)\b", t, re.I)
+
+
+def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
+    """The slot and content words of a question about the participant's own past in everyday
+    wording; None when it is not one (advice, a general question, an action request)."""
+    known = known or {}
+    if is_action_request(text):
+        return None
+    norm = normalise(text, vocab)
+    core = unframe(norm)
+    low = core.lower()
+    if _ADVICE.search(low) and not re.search(r"\bdid i\b", low):
+        return None
+    slot = next((s for s, c in _CUES if c.search(low)), None)
+    if slot is None:
+        return None
+    words = [w for w in _content(core) if not re.fullmatch(r"(?:called|call|name|named|nickname|breed|kind|type|"
+                                                             r"sort|whose|time|date|day|old|age|city|town|place|"
+                                                             r"country|village|job|living|work|profession)", w)]
+    rels = facts.lexicon()["relations"]
+    mine = bool(_SELF_WORDS.search(norm)) or any(w in known or w in rels for w in re.findall(r"[a-z]+", low))
+    asks_question = "?" in text or re.match(r"(?i)\W*(?:what|where|when|which|who|whose|how)\b", core) \
+        or re.search(r"(?i)\b(?:remind me|did i|tell u|tell you|testing|remember)\b", norm)
+    if not mine or not asks_question:
+        return None
+    if slot == "place" and not words:
+        words = ["live"]  # "what city am i in?": where they live
+    return Ask(slot=slot, words=tuple(words), core=core, text=text, city=bool(re.search(r"\bcity|town\b", low)),
+               clock=bool(re.search(r"\bwhat time\b", low)))
+
+
+def _countries() -> frozenset:
+    return lexicon().get("countries", frozenset())
+
+
+@lru_cache(maxsize=1)
+def _concept_of() -> dict[str, str]:
+    data = json.loads(resources.files("memory").joinpath("data/answers.json").read_text(encoding="utf-8"))
+    return {w: c for c, ws in data.get("concepts", {}).items() for w in ws}
+
+
+def _expand(words) -> set[str]:
+    """A question's content words with their concept ("going" -> every travel word)."""
+    concept = _concept_of()
+    out = set(words)
+    for w in words:
+        c = concept.get(w)
+        if c:
+            out |= {x for x, k in concept.items() if k == c}
+    return out
+
+
+def _self_subject(tok) -> bool:
+    """The clause `tok` is in has the participant as its subject, or no subject ("Turned 50 yesterday")."""
+    t = tok
+    for _ in range(6):
+        subj = [c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subj:
+            return any(c.lower_ in ("i", "we") for c in subj)
+        if t.head.i == t.i:
+            return True
+        t = t.head
+    return True
+
+
+def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) -> list[tuple[str, int]]:
+    """(value, token index) of the slot's type in a sentence, none of whose words the question holds."""
+    doc = sent.doc
+    text = sent.text
+    out: list[tuple[str, int]] = []
+    rels = facts.lexicon()["relations"]
+    occupations = facts.lexicon()["occupations"]
+    pets = {w for w, c in rels.items() if c == "pets"}
+    known = known or {}
+    people = {n for n, r in known.items() if r}  # names the participant gave one of their people or pets
+
+    def fresh(v: str) -> bool:
+        ws = {w.lower() for w in re.findall(r"\w+", v)}
+        return bool(ws) and not ws <= asked
+
+    def at(char: int) -> int:
+        span = doc.char_span(sent.start_char + char, sent.start_char + char + 1, alignment_mode="expand")
+        return span.start if span is not None else sent.start
+
+    slot = ask.slot
+    if slot in ("name", "person", "owner"):
+        m = re.search(r"\b(?:called|named|name is|name's)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:and\s+)?[A-Z][\w'-]*)*|[a-z]+)",
+                      text)
+        if m and fresh(m.group(1)) and m.group(1).lower() not in rels:
+            out.append((m.group(1).strip(), at(m.start(1))))
+        for t in sent:
+            if t.is_alpha and t.text[:1].isupper() and t.i > sent.start or (t.is_alpha and t.ent_type_ == "PERSON"):
+                if t.lower_ in rels or t.lower_ in _MONTHS or t.lower_ in _WEEKDAYS or t.lower_ == "i" \
+                        or (t.ent_type_ in ("GPE", "LOC", "DATE", "TIME") and t.lower_ not in people) \
+                        or t.lower_ in _countries():
+                    continue
+                if (t.pos_ == "PROPN" or t.ent_type_ == "PERSON") and fresh(t.text):
+                    out.append((t.text, t.i))
+            elif t.i == sent.start and t.pos_ == "PROPN" and t.ent_type_ not in ("GPE", "LOC", "DATE", "TIME") \
+                    and t.lower_ not in rels and fresh(t.text) and t.lower_ not in _FRAME_WORDS:
+                out.append((t.text, t.i))
+        for t in sent:  # a lowercase name right after the relation noun: "my cousin omar"
+            if t.lower_ in rels and t.i + 1 < sent.end:
+                n = doc[t.i + 1]
+                if n.is_alpha and n.pos_ in ("PROPN", "NOUN") and n.lower_ not in rels and not n.is_stop \
+                        and n.text.islower() and fresh(n.text) and n.lower_ not in occupations:
+                    out.append((n.text.capitalize(), n.i))
+    elif slot == "place":
+        for e in sent.ents:
+            if e.label_ in ("GPE", "LOC", "FAC") and fresh(e.text) and e.text.lower() not in people:
+                out.append((e.text, e.start))
+        for t in sent:
+            if t.pos_ == "PROPN" and t.text[:1].isupper() and t.i > 0 and doc[t.i - 1].lower_ in ("in", "to", "into", "from") \
+                    and not any(t.i >= s for _, s in out if False) and fresh(t.text) \
+                    and t.lower_ not in _MONTHS + _WEEKDAYS and not any(v == t.text for v, _ in out):
+                out.append((t.text, t.i))
+        if ask.city or any(v.lower() in _countries() for v, _ in out):
+            cities = [(v, i) for v, i in out if v.lower() not in _countries()]
+            out = cities if cities or ask.city else out
+    elif slot == "time":
+        spans = []
+        for rx in ((_CLOCK, _DATE) if ask.clock else (_DATE, _CLOCK)):
+            for m in rx.finditer(text):
+                if fresh(m.group(0)):
+                    spans.append((m.start(), m.end()))
+        if spans:
+            spans.sort()
+            first = spans[0]
+            if ask.clock:
+                clock = [s for s in spans if _CLOCK.fullmatch(text[s[0]:s[1]].strip())]
+                first = clock[0] if clock else first
+            # the day and the time together when they are side by side ("Monday at 4:30")
+            lo, hi = first
+            for s, e in spans:
+                if 0 <= s - hi <= 4 or 0 <= lo - e <= 4:
+                    lo, hi = min(lo, s), max(hi, e)
+            out.append((text[lo:hi].strip(), at(lo)))
+    elif slot == "age":
+        for m in _AGE.finditer(text):
+            v = m.group(1) or m.group(2)
+            if fresh(v):
+                out.append((v, at(m.start())))
+    elif slot == "occupation":
+        for t in sent:
+            if t.lemma_.lower() in occupations and t.pos_ == "NOUN" and fresh(t.text):
+                out.append((t.text, t.i))
+    elif slot == "kind":
+        for t in sent:
+            if not t.is_alpha or t.is_stop or not fresh(t.text) or t.lemma_.lower() in occupations:
+                continue
+            prev = {doc[j].lower_ for j in range(max(sent.start, t.i - 2), t.i)}
+            if t.lower_ in pets and t.lower_ not in ("pet",) and t.lower_ not in ask.words or (
+                    t.pos_ in ("NOUN", "PROPN") and prev & {"a", "an", "little", "typical", "fluffy"}
+                    and (t.lower_ not in rels or t.lower_ in pets) and t.lower_ not in _FRAME_WORDS
+                    and t.ent_type_ == "" and t.lower_ not in ask.words):
+                out.append((t.text, t.i))
+    return out
+
+
+def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = None) -> Found | None:
+    """The statement that answers `ask`: a sentence of the participant's (never a question, never
+    negated or supposed) that holds a value of the slot's type, chosen by how many of the
+    question's content words (or the names of the people those words are) it shares, and then
+    its message ("Took Bramble to the park ... Best rabbit ever."); ties go to the newest. The
+    value closest to those words is the answer; the quote is the sentence, or the whole message
+    when the words that tie it to the question are in another of its sentences."""
+    known = known or {}
+    asked = {w.lower() for w in re.findall(r"\w+", ask.text)} | {w.lower() for w in re.findall(r"\w+", ask.core)}
+    words = _expand(ask.words)
+    # about the participant: no content word, or only where they live or work ("where do i live?")
+    own = not {w for w in ask.words if _concept_of().get(w) not in ("residence", "work")}
+    alias = {n for n, r in known.items() if r and r in words}  # "my brother" matches the brother's name
+    rels = facts.lexicon()["relations"]
+    asked_rels = {w for w in ask.words if w in rels}
+    concept = _concept_of()
+    best, best_key = None, None
+    cands = sorted(candidates, key=lambda c: c.ordinal)
+    docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
+    for c, doc in zip(cands, docs):
+        sents = []
+        for sent in doc.sents:
+            st = sent.text.strip()
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+                continue  # a question is never an answer
+            idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
+            if (not idiom and not _stated(sent.root)) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+                continue
+            lem = _lemma_set(sent)
+            hits = {concept.get(w, w) for w in words if w in lem or w.rstrip("s") in lem}
+            hits |= {t.lower_ for t in sent} & alias
+            sents.append((sent, st, lem, hits))
+        every = set().union(*(h for *_, h in sents)) if sents else set()
+        for sent, st, lem, hits in sents:
+            others = every - hits
+            score = len(hits) + 0.5 * len(others)
+            if words and score == 0:
+                continue
+            if not words and not _SELF_WORDS.search(st) and any(
+                    c.dep_ in ("nsubj", "nsubjpass") for c in sent.root.children):
+                continue  # about themself: said in the first person, or with no subject ("being a nurse is ...")
+            # a relation asked about must be this message's (by its noun or a name given it)
+            if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
+                                      for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
+                continue
+            values = _typed_values(sent, ask, asked, known)
+            if own:  # about the participant: the value is said of them
+                values = [(v, i) for v, i in values if _self_subject(doc[i])]
+            if not values:
+                continue
+            anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
+            value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
+            quote = st if hits or len(c.text) > 240 else c.text.strip()
+            key = (score, c.ordinal)
+            if best_key is None or key >= best_key:
+                best, best_key = Found(value=value, sentence=_clean(quote), candidate=c, how=ask.slot), key
+    return best
+
+
+def compose_everyday(ask: Ask, f: Found, now: datetime | None = None) -> str:
+    """The value, then the statement it was read from, quoted as they said it."""
+    told = f"You told me{when_told(f.candidate.ts, now)}" if f.candidate.source == "message" else "You told me"
+    v = f.value
+    if ask.slot == "occupation":
+        lead = _cap(("an " if v[:1].lower() in "aeiou" else "a ") + v) if not re.match(r"(?i)an? ", v) else _cap(v)
+    elif ask.slot == "age":
+        lead = v
+    else:
+        lead = f"It's {v}"
+    sentence = f.sentence if len(f.sentence) <= 200 else f.sentence[:199].rsplit(" ", 1)[0] + "\u2026"
+    return f"{lead}. {told}: \u201c{sentence}\u201d"
+
+
+def not_told_everyday(ask: Ask) -> str:
+    """Saying so, in the question's own terms ("I don't think you've told me when your vet appointment is")."""
+    core = re.sub(r"\?+$", "", ask.core).strip()
+    m = re.match(r"(?i)(what|where|when|which|who|whose|how old|how)\b(.*)$", core)
+    if m and len(core.split()) <= 12:
+        rest = second_person(m.group(2)).strip()
+        rest = re.sub(r"\b(?:did )?you (?:say|tell me|tell you|told me|told you|mention(?:ed)?)\s+", "", rest, flags=re.I)
+        rest = re.sub(r"^(?:do you|does|did|is|are|am|was)\s+", "", rest, flags=re.I)
+        if rest and not re.search(r"\b(?:you told me|you said)\b", rest):
+            return f"I don't think you've told me {m.group(1).lower()} {rest}."
+    return "I don't think you've told me that."

@@ -1,0 +1,559 @@
+"""A seeded generator of everyday recall questions about what the participant said, as
+`companion bench chat` scripts (eval/benchchat.py's format), and their scoring.
+
+Issue 25's second week (written by someone else) answered 2 of 10 recall questions right where
+our own week got 9 of 9: its questions were everyday and indirect ("random q, whose wedding did i
+say i'm going to? testing u", "Mia asked where im going and i said Portugal but she wanted the
+city... which one did i tell u?"). The class: a question about the participant's own earlier
+statement, phrased indirectly, in slang or with typos, asking for a slot (who/whose, which city,
+when, what X is called, what they do, how old) whose answer is in a statement that may use other
+words than the question.
+
+A *world* is a participant's facts (a pet, two people of theirs, a trip, an event of someone
+else's, an appointment, their job, a named thing, an age), each told in passing in one of several
+wordings among small talk. Then questions: every slot x every phrasing *family* of the split
+(the families, and the statement wordings, are divided between `train` and `dev`: tune on train,
+report dev), questions about what was never told (the same shapes, about something absent), and
+action requests worded like questions ("can you remind me to ..."), which must make an action and
+not a recall answer. Each question turn carries `recall` (the expected fact, alternatives) or
+`unknown` or `action`, plus `family` and `slot` for the scoring here.
+
+    python -m eval.recallgen make --split dev --worlds 3 --seed 1 --out DIR
+    companion bench chat --model echo --no-alone --script DIR/dev-1.json --json > run.json
+    python -m eval.recallgen score DIR/dev-1.json run.json [more pairs...]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import sys
+from pathlib import Path
+
+VERSION = "recallgen-v1"
+
+# ---------------------------------------------------------------- pools
+
+PEOPLE_NAMES = ["Lena", "Tomas", "Yusuf", "Marisol", "Ingrid", "Dara", "Kofi", "Aiko", "Priyanka", "Mateo",
+                "Rosa", "Jonas", "Nadia", "Felix", "Hana", "Oskar", "Leila", "Bruno", "Anouk", "Rafael",
+                "Sanne", "Tariq", "Maeve", "Emil", "Zofia", "Idris", "Greta", "Lucas", "Amara", "Niko"]
+FRIENDS = ["Mia", "Chloe", "Sam", "Jess", "Ollie", "Ben", "Tasha", "Kim"]  # third parties who ask
+RELS = ["sister", "brother", "cousin", "friend", "aunt", "uncle", "flatmate", "colleague"]
+PETS = {"dog": ["beagle", "spaniel", "labrador", "whippet", "collie"], "cat": ["tabby", "siamese", "ragdoll"],
+        "rabbit": ["lop", "lionhead"], "parrot": ["cockatiel", "budgie"]}
+PET_NAMES = ["Biscuit", "Pickle", "Mochi", "Pepper", "Clover", "Waffles", "Juniper", "Noodle", "Ziggy", "Bramble",
+             "Toffee", "Pudding", "Sprout", "Olive", "Kiwi"]
+TRIPS = [("Portugal", "Lisbon"), ("Portugal", "Porto"), ("Spain", "Valencia"), ("Italy", "Bologna"),
+         ("Germany", "Leipzig"), ("Poland", "Krakow"), ("Greece", "Thessaloniki"), ("Japan", "Osaka"),
+         ("Canada", "Montreal"), ("Norway", "Bergen"), ("Croatia", "Split"), ("Denmark", "Aarhus")]
+HOME_CITIES = ["Leeds", "Bristol", "Glasgow", "Cardiff", "Utrecht", "Ghent", "Lyon", "Hamburg", "Toronto",
+               "Melbourne", "Dublin", "Galway", "Sheffield", "Nantes"]
+JOBS = ["nurse", "teacher", "physiotherapist", "electrician", "librarian", "pharmacist", "chef", "architect",
+        "accountant", "paramedic", "translator", "hairdresser"]
+EVENTS = ["wedding", "birthday party", "leaving do", "housewarming", "graduation", "baby shower"]
+APPTS = ["dentist", "doctor", "physio", "eye test", "haircut", "vet"]
+THINGS = [("book club", ["The Page Turners", "Spine Breakers"]), ("band", ["The Lemon Thieves", "Night Owls"]),
+          ("running club", ["the Canal Striders", "Hill Harriers"]), ("bakery", ["Crumbs", "Rise and Shine"]),
+          ("podcast", ["Tea and Tangents", "Small Hours"]), ("boat", ["Marigold", "Sea Biscuit"])]
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+FILLER = ["ugh, monday. coffee first.", "Long day, back-to-back meetings.", "it's raining again lol",
+          "Made a huge pot of soup tonight, feeling smug.", "not much going on today tbh",
+          "Finally finished that series everyone's talking about.", "slept like a log for once",
+          "The bus was late again, standing in the cold for 20 minutes.", "Trying to drink more water this week.",
+          "anyway, how's your day going?", "went for a walk at lunch, felt good", "my back is killing me today"]
+
+
+def _ordinal(d: int) -> str:
+    return f"{d}{'th' if 10 <= d % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(d % 10, 'th')}"
+
+
+# ---------------------------------------------------------------- a world
+
+
+def _pronoun(rel: str, rnd: random.Random) -> str:
+    return {"sister": "she", "aunt": "she", "daughter": "she", "niece": "she", "brother": "he", "uncle": "he",
+            "son": "he", "nephew": "he"}.get(rel) or rnd.choice(["she", "he"])
+
+
+def world(rnd: random.Random) -> dict:
+    names = rnd.sample(PEOPLE_NAMES, 5)
+    rels = rnd.sample(RELS, 3)
+    kind = rnd.choice(sorted(PETS))
+    country, city = rnd.choice(TRIPS)
+    month, day = rnd.randrange(12), rnd.randint(2, 27)
+    hour, minute = rnd.choice([9, 10, 11, 2, 3, 4, 5]), rnd.choice([0, 15, 30, 45])
+    thing, thing_names = rnd.choice(THINGS)
+    home = rnd.choice(HOME_CITIES)
+    crel = rnd.choice(["son", "daughter", "niece", "nephew"])
+    return {
+        "pet": {"kind": kind, "name": rnd.choice(PET_NAMES), "breed": rnd.choice(PETS[kind])},
+        "p1": {"rel": rels[0], "name": names[0], "city": rnd.choice([c for c in HOME_CITIES if c != home]),
+               "job": rnd.choice(JOBS), "she": _pronoun(rels[0], rnd)},
+        "p2": {"rel": rels[1], "name": names[1]},  # named, nothing else told: never-told questions
+        "absent_rel": rels[2],  # never mentioned at all
+        "owner": {"name": names[2], "event": rnd.choice(EVENTS)},
+        "trip": {"country": country, "city": city, "month": MONTHS[month], "day": day},
+        "appt": {"what": rnd.choice(APPTS), "weekday": rnd.choice(WEEKDAYS), "hour": hour, "minute": minute},
+        "me": {"job": rnd.choice([j for j in JOBS]), "home": home, "age": rnd.randint(24, 61)},
+        "thing": {"what": thing, "name": rnd.choice(thing_names)},
+        "child": {"rel": crel, "she": _pronoun(crel, rnd), "name": names[3],
+                  "age": rnd.randint(3, 14)},
+        "friend": rnd.choice(FRIENDS),
+        "other_name": names[4],
+    }
+
+
+def _clock(a: dict) -> tuple[str, list[str]]:
+    h, m = a["hour"], a["minute"]
+    pm = "pm" if h < 8 else "am"
+    said = f"{h}:{m:02d}" if m else f"{h}{pm}"
+    expected = [f"{h}:{m:02d}"] if m else [f"{h}{pm}", f"{h} {pm}", f"{h}:00", f"{h} o'clock"]
+    return said, expected
+
+
+def _date_forms(t: dict) -> tuple[list[str], list[str]]:
+    d, mo = t["day"], t["month"]
+    said = [f"{mo} {_ordinal(d)}", f"the {_ordinal(d)} of {mo}", f"{d} {mo}"]
+    return said, [f"{mo} {d}", f"{d} {mo}", _ordinal(d), f"{d}th" if _ordinal(d) != f"{d}th" else _ordinal(d)]
+
+
+# Statement wordings per fact: (template, split). {x} fields from the world; each says the fact
+# in passing. Splits alternate so both halves see every fact.
+STATEMENTS = {
+    "pet": [
+        "We also have a {kind} called {pet}, he's a {breed}.",
+        "ugh {pet} (our {breed}) chewed my charger again",
+        "My {kind}'s name is {pet} btw, total menace. {pet_cap_pron} is a {breed}.",
+        "came home to find my {kind} {pet} asleep on my laptop. typical {breed}",
+        "Took {pet} to the park, our little {breed} made friends with everyone. Best {kind} ever.",
+        "our {kind} is {pet}, a very fluffy {breed}",
+    ],
+    "p1": [
+        "My {rel} {p1} lives in {p1city}, we talk most Sundays. {P1she}'s {a_p1job}.",
+        "talked to my {rel} {p1lower} today, {p1she}'s been in {p1city} for years now and still works as {a_p1job}",
+        "{p1} (my {rel}) moved to {p1city} last year. {P1she} works as {a_p1job} there.",
+        "my {rel} is called {p1}, {p1she} lives in {p1city} and {p1she}'s {a_p1job}, always busy",
+    ],
+    "p2": [
+        "Had coffee with my {rel2} {p2} this morning, nice to catch up.",
+        "my {rel2} {p2lower} came round for dinner, we ate way too much",
+    ],
+    "trip": [
+        "Booked it! {country} in {month}, flying into {city} on {date}.",
+        "so excited, going to {country} soon, {city} first, I fly on {date}",
+        "I'm off to {city} in {country} on {date}, need to find my passport lol",
+        "Trip sorted: {date}, {city}! Never been to {country} before.",
+    ],
+    "owner": [
+        "I'm going to my friend {owner}'s {event} next weekend, need an outfit.",
+        "{owner}'s {event} is coming up, I said I'd go and help set up",
+        "got an invite to {owner}'s {event}!! definitely going",
+        "Going to the {event} of my mate {owner} on Saturday, should be fun.",
+    ],
+    "appt": [
+        "I've got a {appt} appointment on {weekday} at {clock}, not looking forward to it.",
+        "{appt} on {weekday} {clock}, dreading it tbh",
+        "Booked the {appt} for {weekday} at {clock}.",
+        "ugh have to go to the {appt} {weekday} at {clock}",
+    ],
+    "me": [
+        "I work as {a_job} at the hospital, so nights are rough sometimes.",
+        "being {a_job} is exhausting some days honestly",
+        "Work was mad today, I'm {a_job} and we were two people short.",
+        "im {a_job}, been doing it 10 years now",
+    ],
+    "home": [
+        "I live in {home} and it's been grey all week.",
+        "{home} is so busy this time of year, I love living here though",
+        "Moved to {home} three years ago and I still get lost.",
+        "the trams in {home} are a nightmare today, that's where I live for my sins",
+    ],
+    "thing": [
+        "My {thing} is called {thing_name}, we meet on Thursdays.",
+        "the {thing} (it's called {thing_name}) was great tonight",
+        "Joined a {thing}, {thing_name}, last month and I love it.",
+        "our {thing}'s name is {thing_name}, I know, I know",
+    ],
+    "child": [
+        "My {crel} {child} is {cage} now and thinks {cshe} knows everything.",
+        "{child}, my {crel}, turned {cage} last week, we had cake",
+        "can't believe my {crel} {childlower} is {cage} already",
+        "Took my {crel} {child} swimming, not bad for a {cage} year old.",
+    ],
+    "age": [
+        "I'm turning {age} on Friday, trying not to think about it.",
+        "Turned {age} yesterday, feel ancient.",
+        "being {age} means my knees hurt after running, who knew",
+        "I'm {age} and I still can't cook rice",
+    ],
+}
+
+
+def _split_of(i: int) -> str:
+    return "train" if i % 2 == 0 else "dev"
+
+
+# Question cores per slot: `ask` direct forms, `past` forms about what they said, `emb` embedded
+# clauses ("what my dog's called"); each list alternates train/dev by index.
+SLOTS = {
+    "pet_name": {"ask": ["what's my {kind} called?", "what's my {kind}'s name?", "what do we call the {kind}?",
+                         "what is the {kind} called?"],
+                 "past": ["what did i say my {kind} is called", "what did i tell u my {kind}'s name was",
+                          "what's the name i told you for my {kind}", "what did i say the {kind}'s name is"],
+                 "emb": ["what my {kind} is called", "what my {kind}'s name is", "what the {kind}'s called",
+                         "what our {kind}'s name is"],
+                 "expect": lambda w: [w["pet"]["name"]], "fact": "pet"},
+    "pet_breed": {"ask": ["what breed is {pet}?", "what kind of {kind} is {pet}?", "what type of {kind} is {pet}?",
+                          "what breed is my {kind}?"],
+                  "past": ["what breed did i say {pet} is", "what kind of {kind} did i tell u {pet} is",
+                           "what breed did i say my {kind} was", "what sort of {kind} did i say {pet} is"],
+                  "emb": ["what breed {pet} is", "what kind of {kind} {pet} is", "what breed my {kind} is",
+                          "what sort of {kind} {pet} is"],
+                  "expect": lambda w: [w["pet"]["breed"]], "fact": "pet"},
+    "person_name": {"ask": ["what's my {rel}'s name?", "who's my {rel}?", "what is my {rel} called?",
+                            "what's my {rel} called again?"],
+                    "past": ["what did i say my {rel}'s name was", "who did i say my {rel} is",
+                             "what name did i tell u for my {rel}", "what did i tell you my {rel} is called"],
+                    "emb": ["what my {rel}'s name is", "what my {rel} is called", "who my {rel} is",
+                            "my {rel}'s name"],
+                    "expect": lambda w: [w["p1"]["name"]], "fact": "p1"},
+    "person_city": {"ask": ["where does {p1} live?", "which city does my {rel} live in?",
+                            "where does my {rel} live?", "what city is {p1} in?"],
+                    "past": ["where did i say {p1} lives", "which city did i tell u my {rel} lives in",
+                             "where did i say my {rel} lives", "what city did i say {p1} lives in"],
+                    "emb": ["where {p1} lives", "which city my {rel} lives in", "where my {rel} lives",
+                            "what city {p1} lives in"],
+                    "expect": lambda w: [w["p1"]["city"]], "fact": "p1"},
+    "person_job": {"ask": ["what does {p1} do for a living?", "what's my {rel}'s job?", "what does my {rel} do?",
+                           "what's {p1}'s job?"],
+                   "past": ["what did i say {p1} does for work", "what did i tell u my {rel}'s job is",
+                            "what did i say my {rel} does", "what job did i say {p1} has"],
+                   "emb": ["what {p1} does for a living", "what my {rel}'s job is", "what my {rel} does",
+                           "what {p1} does for work"],
+                   "expect": lambda w: [w["p1"]["job"]], "fact": "p1"},
+    "trip_city": {"ask": ["which city am i flying to?", "where am i going in {country}?",
+                          "what city am i going to?", "which city in {country} am i visiting?"],
+                  "past": ["which city did i say i'm flying to", "where did i tell u i'm going in {country}",
+                           "what city did i say i'm going to", "which city in {country} did i say"],
+                  "emb": ["which city i'm flying to", "where in {country} i'm going", "what city i'm going to",
+                          "which city i'm visiting"],
+                  "expect": lambda w: [w["trip"]["city"]], "fact": "trip"},
+    "trip_date": {"ask": ["when am i flying to {city}?", "what date is my flight?", "when's my trip to {city}?",
+                          "what day do i fly to {city}?"],
+                  "past": ["when did i say i'm flying to {city}", "what date did i tell u my flight was",
+                           "when did i say the trip to {city} is", "what day did i say i fly"],
+                  "emb": ["when i'm flying to {city}", "what date my flight is", "when my trip to {city} is",
+                          "what day i fly"],
+                  "expect": lambda w: _date_forms(w["trip"])[1], "fact": "trip"},
+    "event_owner": {"ask": ["whose {event} am i going to?", "who's having the {event}?",
+                            "whose {event} is it again?", "who is the {event} for?"],
+                    "past": ["whose {event} did i say i'm going to", "who did i tell u is having the {event}",
+                             "whose {event} did i say it was", "who did i say the {event} is for"],
+                    "emb": ["whose {event} i'm going to", "who's having the {event}", "whose {event} it is",
+                            "who the {event} is for"],
+                    "expect": lambda w: [w["owner"]["name"]], "fact": "owner"},
+    "appt_time": {"ask": ["when is my {appt} appointment?", "what time is the {appt}?",
+                          "when's the {appt}?", "what time's my {appt} appointment?"],
+                  "past": ["when did i say the {appt} was", "what time did i tell u the {appt} is",
+                           "when did i say my {appt} appointment is", "what time did i say for the {appt}"],
+                  "emb": ["when my {appt} appointment is", "what time the {appt} is", "when the {appt} is",
+                          "what time my {appt} appointment is"],
+                  "expect": lambda w: _clock(w["appt"])[1] + [w["appt"]["weekday"]], "fact": "appt"},
+    "own_job": {"ask": ["what do i do for a living?", "what's my job?", "what do i do for work?",
+                        "what's my job again?"],
+                "past": ["what did i say i do for a living", "what did i tell u my job is",
+                         "what did i say i do for work", "what job did i tell you i have"],
+                "emb": ["what i do for a living", "what my job is", "what i do for work", "what my job is"],
+                "expect": lambda w: [w["me"]["job"]], "fact": "me"},
+    "home_city": {"ask": ["which city do i live in?", "where do i live?", "what city am i in?",
+                          "where do i live again?"],
+                  "past": ["which city did i say i live in", "where did i tell u i live",
+                           "what city did i say i'm in", "where did i say i live"],
+                  "emb": ["which city i live in", "where i live", "what city i live in", "where i live"],
+                  "expect": lambda w: [w["me"]["home"]], "fact": "home"},
+    "thing_name": {"ask": ["what's my {thing} called?", "what's the name of my {thing}?",
+                           "what is our {thing} called?", "what's the {thing} called again?"],
+                   "past": ["what did i say my {thing} is called", "what did i tell u the {thing}'s name is",
+                            "what did i say our {thing} was called", "what name did i say for the {thing}"],
+                   "emb": ["what my {thing} is called", "what the {thing}'s name is", "what our {thing} is called",
+                           "the name of my {thing}"],
+                   "expect": lambda w: [w["thing"]["name"]], "fact": "thing"},
+    "child_age": {"ask": ["how old is my {crel}?", "how old is {child}?", "how old is my {crel} now?",
+                          "what age is {child}?"],
+                  "past": ["how old did i say my {crel} is", "how old did i tell u {child} is",
+                           "what age did i say my {crel} is", "how old did i say {child} was"],
+                  "emb": ["how old my {crel} is", "how old {child} is", "what age my {crel} is",
+                          "how old {child} is now"],
+                  "expect": lambda w: [str(w["child"]["age"])], "fact": "child"},
+    "own_age": {"ask": ["how old am i?", "how old am i turning?", "what age am i?", "how old am i again?"],
+                "past": ["how old did i say i am", "how old did i tell u i'm turning", "what age did i say i was",
+                         "how old did i say i was"],
+                "emb": ["how old i am", "how old i'm turning", "what age i am", "how old i am"],
+                "expect": lambda w: [str(w["me"]["age"])], "fact": "age"},
+}
+
+# Phrasing families: how a core is said. Train families tune, dev families report.
+FAMILIES = {
+    "direct": ("train", lambda c, w, r: _cap(c["ask"])),
+    "typo": ("train", lambda c, w, r: _typos(c["ask"], r)),
+    "third_party": ("train", lambda c, w, r: r.choice([
+        "{f} asked me {emb} and i totally blanked, what did i tell you?",
+        "my mum was asking {emb}, remind me?",
+        "{f} wants to know {emb}. i told you, right?"]).format(f=w["friend"], emb=c["emb"])),
+    "remind_what": ("train", lambda c, w, r: r.choice([
+        "can you remind me {emb}?", "remind me {emb}?", "could you remind me {emb} please"]).format(emb=c["emb"])),
+    "which_one": ("dev", lambda c, w, r: r.choice([
+        "{f} asked and i said something but wasn't sure... {past}? which one did i tell u?",
+        "{f} asked me {emb} and i gave a vague answer, she wanted the exact one... which did i tell u?",
+        "wait i told u {emb} right? which one was it"]).format(f=w["friend"], emb=c["emb"], past=c["past"])),
+    "testing": ("dev", lambda c, w, r: r.choice([
+        "random q, {past}? testing u", "ok pop quiz: {past}?", "let's see if u remember... {past}?",
+        "testing your memory lol, {past}?"]).format(past=c["past"])),
+    "story": ("dev", lambda c, w, r: r.choice([
+        "So I was on the phone with {f} for ages and we got onto all sorts, and then I completely blanked. {past}?",
+        "bumped into an old friend at the shops and we were catching up and i realised i couldn't remember, "
+        "{past}?",
+        "Long story but {f} and I were arguing about it over lunch. {Past}?"]).format(
+            f=w["friend"], past=c["past"], Past=_cap(c["past"]))),
+    "did_i_say": ("dev", lambda c, w, r: r.choice([
+        "did i ever tell u {emb}?", "do u remember {emb}?", "did I mention {emb}?"]).format(emb=c["emb"])),
+}
+# The issue's own quoted trip form, as one more which_one wording for the trip city (dev)
+TRIP_WHICH = "{f} asked where im going and i said {country} but she wanted the city... which one did i tell u?"
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+_SLANG = [(r"\byou\b", "u"), (r"\byour\b", "ur"), (r"\bwhat's\b", "whats"), (r"\bwhat\b", "wat"),
+          (r"\bi'm\b", "im"), (r"\bdoes\b", "dose"), (r"\bplease\b", "pls")]
+
+
+def _typos(text: str, rnd: random.Random) -> str:
+    """Lowercase, slang, dropped apostrophes and question mark, one swapped letter pair in a
+    filler word (never in a name or the slot's noun)."""
+    t = text.lower()
+    for pat, rep in _SLANG:
+        if rnd.random() < 0.6:
+            t = re.sub(pat, rep, t)
+    t = t.replace("'", "") if rnd.random() < 0.5 else t
+    words = t.rstrip("?").split()
+    fillers = [i for i, w in enumerate(words) if w in ("again", "called", "live", "going", "does", "living", "where")]
+    if fillers:
+        i = rnd.choice(fillers)
+        w = words[i]
+        j = rnd.randrange(len(w) - 1)
+        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    tail = rnd.choice(["", " lol", " again", "??", " haha"])
+    return " ".join(words) + tail
+
+
+def _fill(template: str, w: dict) -> str:
+    p1, pet, child = w["p1"], w["pet"], w["child"]
+    date_said, _ = _date_forms(w["trip"])
+    clock, _ = _clock(w["appt"])
+    return template.format(
+        kind=pet["kind"], pet=pet["name"], breed=pet["breed"], pet_cap_pron="He",
+        p1she=p1["she"], P1she=p1["she"].capitalize(), cshe=child["she"],
+        rel=p1["rel"], p1=p1["name"], p1lower=p1["name"].lower(), p1city=p1["city"], p1job=p1["job"],
+        rel2=w["p2"]["rel"], p2=w["p2"]["name"], p2lower=w["p2"]["name"].lower(),
+        country=w["trip"]["country"], city=w["trip"]["city"], month=w["trip"]["month"],
+        date=date_said[w["_date_form"]], owner=w["owner"]["name"], event=w["owner"]["event"],
+        appt=w["appt"]["what"], weekday=w["appt"]["weekday"], clock=clock,
+        job=w["me"]["job"], a_job=_a(w["me"]["job"]), a_p1job=_a(p1["job"]), home=w["me"]["home"], age=w["me"]["age"],
+        thing=w["thing"]["what"], thing_name=w["thing"]["name"],
+        crel=child["rel"], child=child["name"], childlower=child["name"].lower(), cage=child["age"])
+
+
+def _never_told(w: dict, rnd: random.Random, split: str) -> list[dict]:
+    """Questions in the same shapes about something never told: the second person's city and
+    job, a relation never mentioned, the pet's age, the participant's birthday."""
+    p2, ab = w["p2"], w["absent_rel"]
+    forms = [
+        (f"where does {p2['name']} live?", f"where {p2['name']} lives"),
+        (f"random q, what did i say {p2['name']} does for work? testing u", f"what {p2['name']} does"),
+        (f"what's my {ab}'s name?", f"the {ab}'s name"),
+        (f"did i ever tell u where my {ab} lives?", f"where the {ab} lives"),
+        (f"how old is {w['pet']['name']}?", "the pet's age"),
+        (f"{w['friend']} asked when my birthday is and i forgot lol, what did i tell u?", "their birthday"),
+        (f"which city does my {ab} live in", f"where the {ab} lives"),
+        (f"whats my {w['p2']['rel']}s job again", f"the {w['p2']['rel']}'s job"),
+    ]
+    keep = [f for i, f in enumerate(forms) if _split_of(i) == split]
+    return [{"text": q, "unknown": what, "family": "never_told", "slot": "never_told"} for q, what in keep]
+
+
+def _action_questions(w: dict, rnd: random.Random, split: str) -> list[dict]:
+    p1, appt = w["p1"], w["appt"]
+    forms = [
+        f"Can you remind me to call {p1['name']} on Friday at 6pm?",
+        f"could u remind me about the {appt['what']} on {appt['weekday']} morning?",
+        f"can you remind me to buy {w['pet']['kind']} food tomorrow at 5pm?",
+        f"Can you remind me to pack for {w['trip']['city']} on Thursday at 7pm?",
+        f"hey can you remind me to send {w['owner']['name']} a card tomorrow?",
+        f"would you remind me to water the plants on Sunday at 10am?",
+    ]
+    keep = [f for i, f in enumerate(forms) if _split_of(i) == split]
+    return [{"text": q, "action": "set_reminder", "family": "action_question", "slot": "action"} for q in keep]
+
+
+def script(seed: int, split: str, start: str = "2026-03-02") -> dict:
+    """One world's week as a bench chat script: its facts told in passing (statement wordings of
+    the split) among small talk, then every slot x every family of the split, the never-told
+    questions and the action requests worded as questions, in a seeded order."""
+    from datetime import datetime, timedelta
+
+    if split not in ("train", "dev"):
+        raise ValueError(f"split must be 'train' or 'dev', got {split!r}")
+    rnd = random.Random(f"{VERSION}:{split}:{seed}")
+    w = world(rnd)
+    w["_date_form"] = rnd.randrange(3)
+    told = []
+    for fact, forms in STATEMENTS.items():
+        mine = [f for i, f in enumerate(forms) if _split_of(i) == split]
+        told.append({"text": _fill(rnd.choice(mine), w), "fact": fact})
+    talk = told + [{"text": t} for t in rnd.sample(FILLER, 5)]
+    rnd.shuffle(talk)
+    questions = []
+    fams = [f for f, (s, _) in FAMILIES.items() if s == split]
+    for slot, core in SLOTS.items():
+        for fam in fams:
+            pick = {k: _fill(rnd.choice([x for i, x in enumerate(core[k]) if _split_of(i) == split]), w)
+                    for k in ("ask", "past", "emb")}
+            pick["ask"] = pick["ask"]
+            text = FAMILIES[fam][1](pick, w, rnd)
+            if slot == "trip_city" and fam == "which_one":
+                text = TRIP_WHICH.format(f=w["friend"], country=w["trip"]["country"])
+            expected = core["expect"](w)
+            assert not any(re.search(rf"\b{re.escape(e.lower())}\b", text.lower()) for e in expected), (text, expected)
+            questions.append({"text": text, "recall": expected, "family": fam, "slot": slot})
+    questions += _never_told(w, rnd, split) + _action_questions(w, rnd, split)
+    rnd.shuffle(questions)
+    turns, t = [], datetime.fromisoformat(f"{start}T08:00")
+    for i, step in enumerate(talk + questions):
+        if i and i % 6 == 0:
+            t = t.replace(hour=8, minute=0) + timedelta(days=1)
+        turns.append({"at": t.strftime("%Y-%m-%dT%H:%M"), **step})
+        t += timedelta(minutes=rnd.randint(2, 40))
+    return {"version": f"{VERSION}-{split}-{seed}",
+            "why": "Generated by eval/recallgen.py: facts told in passing, then everyday recall questions "
+                   f"(families of the {split} split), never-told questions and reminder requests worded as questions.",
+            "participant": f"gen-{split}-{seed}", "tz": "Europe/London", "context": "personal", "turns": turns}
+
+
+# ---------------------------------------------------------------- scoring a bench chat run
+
+NOT_TOLD = re.compile(r"(?:don't|do not) think you(?:'ve| have) told me|you haven't told me|"
+                      r"not sure you(?:'ve| have)? told me|you never told me", re.I)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 0.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (round(max(0.0, c - h), 3), round(min(1.0, c + h), 3))
+
+
+def score(pairs: list[tuple[dict, dict]]) -> dict:
+    """Per family: recall right (the reply names the expected fact, chatcheck's rule), never-told
+    said so (and invented nothing, quoted nothing), action requests made an action and were not
+    answered as recall; questions quoted as facts; replies inventing a participant fact."""
+    fam: dict[str, dict] = {}
+    slots: dict[str, list] = {}
+    quoted_q = invented = turns = 0
+    failures = []
+    for spec, result in pairs:
+        for step, row in zip(spec["turns"], result["rows"]):
+            turns += 1
+            quoted_q += len(row.get("quoted_questions") or [])
+            invented += bool(row.get("inventions"))
+            f = step.get("family")
+            if not f:
+                continue
+            d = fam.setdefault(f, {"n": 0, "right": 0})
+            d["n"] += 1
+            if step.get("recall"):
+                ok = bool(row.get("recall_right"))
+                slots.setdefault(step["slot"], []).append(ok)
+            elif step.get("unknown"):
+                ok = bool(NOT_TOLD.search(row["reply"])) and bool(row.get("unknown_right"))
+            else:
+                ok = bool(row.get("action_made")) and not NOT_TOLD.search(row["reply"])
+            d["right"] += ok
+            if not ok:
+                failures.append({"family": f, "slot": step.get("slot"), "text": step["text"],
+                                 "expected": step.get("recall") or step.get("unknown") or step.get("action"),
+                                 "reply": row["reply"]})
+    for d in fam.values():
+        d["rate"] = round(d["right"] / d["n"], 3)
+        d["ci95"] = wilson(d["right"], d["n"])
+    recall_fams = {k: v for k, v in fam.items() if k not in ("never_told", "action_question")}
+    k, n = sum(v["right"] for v in recall_fams.values()), sum(v["n"] for v in recall_fams.values())
+    return {"version": VERSION, "turns": turns, "recall": {"right": k, "n": n, "rate": round(k / max(1, n), 3),
+                                                           "ci95": wilson(k, n)},
+            "families": fam, "slots": {s: f"{sum(v)}/{len(v)}" for s, v in sorted(slots.items())},
+            "quoted_questions": quoted_q, "replies_inventing": invented, "failures": failures}
+
+
+def render(s: dict) -> str:
+    out = [f"{s['version']}: {s['turns']} turns; recall right {s['recall']['right']}/{s['recall']['n']} "
+           f"({s['recall']['rate']}, 95% CI {s['recall']['ci95']})"]
+    for f, d in sorted(s["families"].items()):
+        out.append(f"  {f:<16} {d['right']:>3}/{d['n']:<3} {d['rate']:.3f}  CI {d['ci95']}")
+    out.append("  by slot: " + ", ".join(f"{k} {v}" for k, v in s["slots"].items()))
+    out.append(f"  questions quoted as facts: {s['quoted_questions']}; replies inventing a fact: "
+               f"{s['replies_inventing']}")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("make", "score"):
+        print(__doc__)
+        return 2
+    if argv[0] == "make":
+        import argparse
+
+        ap = argparse.ArgumentParser(prog="recallgen make")
+        ap.add_argument("--split", choices=["train", "dev"], required=True)
+        ap.add_argument("--worlds", type=int, default=3)
+        ap.add_argument("--seed", type=int, default=1)
+        ap.add_argument("--out", required=True)
+        a = ap.parse_args(argv[1:])
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for i in range(a.worlds):
+            spec = script(a.seed + i, a.split)
+            p = out / f"{a.split}-{a.seed + i}.json"
+            p.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+            print(p)
+        return 0
+    args = argv[1:]
+    if len(args) < 2 or len(args) % 2:
+        print("score SCRIPT RUN [SCRIPT RUN ...]", file=sys.stderr)
+        return 2
+    pairs = []
+    for sp, rp in zip(args[::2], args[1::2]):
+        spec = json.loads(Path(sp).read_text(encoding="utf-8"))
+        lines = Path(rp).read_text(encoding="utf-8").strip().splitlines()
+        pairs.append((spec, json.loads(lines[-1])))
+    s = score(pairs)
+    print(render(s))
+    print(json.dumps(s))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
