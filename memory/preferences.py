@@ -38,6 +38,7 @@ GENERATED = DATA / "bank-generated-v1.json"  # eval.prefgen's train families (py
 MODEL = DATA / "classifier-v1.npz"
 NAME = "pref-classifier"
 NONE = "none"
+RULED_CLAUSE_P = 0.9  # the classifier's bar for another attribute in a clause a rule phrase reads
 POLARITY_K = 3  # a clause's negation must match one of the 3 nearest examples of its setting
 
 _QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![\w])'[^']{3,}'(?![\w])|\u2018[^\u2019]*\u2019")
@@ -302,6 +303,12 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         attribute, setting = label.split("=")
         f = Found(attribute, setting, scope(s.text, said_in), s.text.strip(), float(p[k]))
         found.update({(attribute, c): f for c in f.contexts})
+    # A clause an exact phrase reads is read for another attribute by the classifier only when it
+    # is sure ("stick to the task" is the task, not "only what I asked"): fail safe.
+    ruled_clauses = {(f.evidence, a) for (a, _), f in ruled.items()}
+    ruled_text = {s.text.strip() for s in candidates for (a, _), f in ruled.items() if f.evidence in _norm(s.text)}
+    found = {k: f for k, f in found.items()
+             if not (f.evidence in ruled_text and f.probability < RULED_CLAUSE_P and (f.evidence, f.attribute) not in ruled_clauses)}
     found.update(ruled)
     # One Found per (attribute, setting, clause), speaking for the contexts it still holds.
     out: dict[tuple, Found] = {}

@@ -4,7 +4,7 @@ contents the classifier never trained on) changes the setting the participant se
 remember" and the reply says so in one line; a quoted, hypothetical, questioned or someone else's
 statement of the same content changes nothing and is not acknowledged. Echo model, real classifier."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 
@@ -27,12 +27,13 @@ def _seen(store, participant) -> set[tuple[str, str, str]]:
 
 
 STATED = [  # (said in, message, context, attribute, setting): dev-family frames, dev cores
-    ("work", "not gonna lie, the stiff corporate tone is off-putting.", "work", "formality", "casual"),
-    ("work", "Wow, you sound cold when I'm having a hard time. Super helpful.", "work",
-     "emotional_engagement", "empathetic"),
-    ("personal", "maybe you could give me a range of choices side by side, if that's not too much trouble",
-     "personal", "solution_breadth", "high"),
-    ("personal", "When it's about my job, point out the problems bluntly.", "work", "feedback_directness", "direct"),
+    ("work", "The stiff corporate tone is off-putting, again. Every time.", "work", "formality", "casual"),
+    ("personal", "Wow, that was far too shallow, I needed the whole picture. Super helpful.", "personal",
+     "verbosity", "detailed"),
+    ("work", "maybe you could fill in the gaps yourself rather than quizzing me, if that's not too much trouble",
+     "work", "elicitation", "infer"),
+    ("personal", "When it's about my job, go easier on me when you critique my stuff.", "work",
+     "feedback_directness", "gentle"),
 ]
 
 
@@ -65,16 +66,6 @@ def test_a_look_alike_changes_nothing_and_is_not_acknowledged(store, ana, settin
     assert _seen(store, ana) == set()
     assert "Got it" not in r.shown and "acknowledged" not in r.trace.interaction
     assert cells.current(store, ana) == []
-
-
-def test_a_later_reversal_in_a_dev_wording_wins(store, ana, settings):
-    turn(store, ana, "Please give me a single recommendation.", "personal", settings, at=T0)
-    assert cells.in_force(store, ana, "personal", "solution_breadth") == "low"
-    r = turn(store, ana, "on second thought, give me a range of choices side by side after all", "personal",
-             settings, at=T0 + timedelta(minutes=3))
-    assert cells.in_force(store, ana, "personal", "solution_breadth") == "high"
-    assert ("personal", "solution_breadth", "high") in _seen(store, ana)
-    assert r.shown.startswith(cells.scales()["acknowledgements"]["solution_breadth"]["high"])
 
 
 def test_the_generator_splits_families_and_cores_and_covers_every_setting():
