@@ -2,6 +2,7 @@
 
     python -m memory.pref_train [--seed 7] [--out memory/data/prefs/classifier-v1.npz] [--compare-knn]
                                 [--variants 2] [--none-corpus locomo10.json --none-count 1500]
+                                [--generated memory/data/prefs/bank-generated-v1.json]
 
 Held-out folds of the bank's own examples (`--folds`, 5 by default, stratified by setting and
 seeded; a generated variant stays in its original's fold) are the validation data: each example
@@ -32,7 +33,10 @@ import numpy as np
 from memory import preferences
 
 
-def _examples(bank: dict) -> tuple[list[str], list[str]]:
+def _examples(bank: dict, generated: dict | None = None) -> tuple[list[str], list[str], list[bool]]:
+    """(texts, labels, generated?): the bank's settings and none, then the generated bank's
+    (memory/data/prefs/bank-generated-v1.json: eval.prefgen's train families), which get no
+    further variants of their own (they are variation already)."""
     texts, labels = [], []
     for s in bank["settings"]:
         label = f"{s['attribute']}={s['setting']}"
@@ -42,7 +46,13 @@ def _examples(bank: dict) -> tuple[list[str], list[str]]:
     for t in bank["none"]:
         texts.append(t)
         labels.append(preferences.NONE)
-    return texts, labels
+    n = len(texts)
+    for label, examples in (generated or {}).get("settings", {}).items():
+        texts += examples
+        labels += [label] * len(examples)
+    texts += (generated or {}).get("none", [])
+    labels += [preferences.NONE] * (len(texts) - len(labels))
+    return texts, labels, [i >= n for i in range(len(texts))]
 
 
 _CARRIERS = (("ugh ", ""), ("ok so ", ""), ("honestly ", ""), ("hey, ", ""), ("", " pls"), ("", " thanks"),
@@ -157,6 +167,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", type=int, default=2, help="generated variants per example (0: none)")
     ap.add_argument("--none-corpus", default=None, help="a LoCoMo file: its turns stating no preference join 'none'")
     ap.add_argument("--none-count", type=int, default=1500)
+    ap.add_argument("--generated", default=str(preferences.GENERATED),
+                    help="generated train-family examples (eval.prefgen --bank); '' for none")
     ap.add_argument("--folds", type=int, default=5,
                     help="temperature and threshold chosen on this many held-out folds of the bank (1: one 80/20 split)")
     a = ap.parse_args(argv)
@@ -167,7 +179,8 @@ def main(argv=None) -> int:
 
     raw = preferences.BANK.read_bytes()
     bank = json.loads(raw)
-    base_texts, base_labels = _examples(bank)
+    graw = open(a.generated, "rb").read() if a.generated else b""
+    base_texts, base_labels, is_generated = _examples(bank, json.loads(graw) if graw else None)
     classes = sorted(set(base_labels))
     base_y = np.array([classes.index(lab) for lab in base_labels])
     base_idx = np.arange(len(base_texts))
@@ -178,7 +191,7 @@ def main(argv=None) -> int:
     texts, labels, part, origin = [], [], [], []
     for i in base_idx:  # originals, then their variants: each on the side of the split its original is on
         side = "va" if i in set(va0.tolist()) else "tr"
-        for t in [base_texts[i], *variants(base_texts[i], a.variants, rng)]:
+        for t in [base_texts[i], *([] if is_generated[i] else variants(base_texts[i], a.variants, rng))]:
             texts.append(t)
             labels.append(base_labels[i])
             part.append(side)
@@ -262,7 +275,8 @@ def main(argv=None) -> int:
     final = _fit(X, y, a.seed, a.C)
     meta = {"bank": "bank-v1.json", "bank_sha256": hashlib.sha256(raw).hexdigest(), "seed": a.seed, "C": a.C,
             "temperature": T, "threshold": chosen[0], "validation": chosen[1], "examples": n_kept,
-            "variants": a.variants, "folds": a.folds, "external_none": len(external),
+            "variants": a.variants, "folds": a.folds, "generated": sum(is_generated),
+            "generated_sha256": hashlib.sha256(graw).hexdigest()[:16] if graw else None, "external_none": len(external),
             "external_sha256": hashlib.sha256(open(a.none_corpus, "rb").read()).hexdigest()[:16] if external else None,
             "embedding": embeddings.MODEL_NAME, "classes": len(classes)}
     np.savez_compressed(a.out, W=(final.coef_ / T).astype(np.float32), b=(final.intercept_ / T).astype(np.float32),

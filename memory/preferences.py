@@ -34,9 +34,11 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data" / "prefs"
 BANK = DATA / "bank-v1.json"
+GENERATED = DATA / "bank-generated-v1.json"  # eval.prefgen's train families (python -m eval.prefgen --bank)
 MODEL = DATA / "classifier-v1.npz"
 NAME = "pref-classifier"
 NONE = "none"
+RULED_CLAUSE_P = 0.9  # the classifier's bar for another attribute in a clause a rule phrase reads
 POLARITY_K = 3  # a clause's negation must match one of the 3 nearest examples of its setting
 
 _QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![\w])'[^']{3,}'(?![\w])|\u2018[^\u2019]*\u2019")
@@ -74,7 +76,7 @@ def _compiled_gates() -> tuple:
     return (re.compile("|".join(g["request_questions"])), re.compile("|".join(g["denial_phrases"])),
             re.compile("|".join(g["counterfactual"])), set(g["negation_words"]), set(g["denial_verbs"]),
             set(g["reporting_verbs"]), set(g["person_nouns"]), set(g["third_person_pronouns"]),
-            re.compile("|".join(g["sayings"])))
+            re.compile("|".join(g["sayings"])), set(g["concessive_heads"]), re.compile("|".join(g["hypothetical"])))
 
 
 class Model:
@@ -118,9 +120,12 @@ def model() -> Model:
 
 
 def negated(tokens) -> bool:
-    """Whether a clause (spaCy tokens) carries a negation."""
-    words = _compiled_gates()[3]
-    return any(t.dep_ == "neg" or t.lower_ in words or (t.lower_ == "need" and t.i > 0 and t.nbor(-1).lower_ == "no")
+    """Whether a clause (spaCy tokens) carries a negation. A negated concessive verb is a hedge,
+    not a negation of what is asked: "I wouldn't mind if you kept it short" asks for short."""
+    g = _compiled_gates()
+    words, concessive = g[3], g[9]
+    return any((t.dep_ == "neg" or t.lower_ in words or (t.lower_ == "need" and t.i > 0 and t.nbor(-1).lower_ == "no"))
+               and not (t.dep_ == "neg" and t.head.lemma_.lower() in concessive)
                for t in tokens)
 
 
@@ -130,7 +135,7 @@ def _first_or_second(tok) -> bool:
 
 def gate(span) -> str | None:
     """Why a clause states no preference of the speaker's own (None: it may state one)."""
-    request_q, denial_phrase, counterfactual, _, denial_verbs, reporting, persons, third, sayings = _compiled_gates()
+    request_q, denial_phrase, counterfactual, _, denial_verbs, reporting, persons, third, sayings, _, hypo = _compiled_gates()
     text = span.text.strip()
     low = _norm(text)
     if not low:
@@ -139,6 +144,8 @@ def gate(span) -> str | None:
         return "a question, not a request"
     if denial_phrase.search(low) or counterfactual.search(low):
         return "denied or counterfactual"
+    if hypo.search(low):
+        return "hypothetical: a wish supposed, not stated"
     if sayings.search(low):
         return "a saying recited, not the speaker's own preference"
     for t in span:
@@ -271,14 +278,17 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     texts = [s.text.strip() for s in candidates]
     vecs = _embedder().encode(texts)
     probs = m.probabilities(vecs)
-    # A request put as a question ("could you keep your answers shorter from now on?") is read by
-    # its content too: the request frame dilutes the clause's embedding.
-    cores = [(i, c) for i, t in enumerate(texts) if (c := _core(t))]
-    if cores:
-        cvecs = _embedder().encode([c for _, c in cores])
-        cprobs = m.probabilities(cvecs)
-        for (i, _), v, p in zip(cores, cvecs, cprobs):
-            if p.max() > probs[i].max():
+    # A clause is also read by its content: a request put as a question without its frame
+    # ("could you maybe keep it short?" -> "keep it short"), and the verb phrases a frame embeds
+    # ("I wouldn't mind if you'd keep it short", "when it's about my job, ...", "is it too much to
+    # ask that you ..."): a frame dilutes the clause's embedding. The view whose best setting is
+    # likeliest speaks for the clause; the gates and the polarity stay the whole clause's.
+    views = [(i, v) for i, (s, t) in enumerate(zip(candidates, texts)) for v in [_core(t), *inner(s)] if v]
+    if views:
+        vvecs = _embedder().encode([v for _, v in views])
+        vprobs = m.probabilities(vvecs)
+        for (i, _), v, p in zip(views, vvecs, vprobs):
+            if _setting_p(p, m) > _setting_p(probs[i], m):
                 vecs[i], probs[i] = v, p
     found: dict[tuple[str, str], Found] = {}
     for s, v, p in zip(candidates, vecs, probs):
@@ -293,6 +303,12 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         attribute, setting = label.split("=")
         f = Found(attribute, setting, scope(s.text, said_in), s.text.strip(), float(p[k]))
         found.update({(attribute, c): f for c in f.contexts})
+    # A clause an exact phrase reads is read for another attribute by the classifier only when it
+    # is sure ("stick to the task" is the task, not "only what I asked"): fail safe.
+    ruled_clauses = {(f.evidence, a) for (a, _), f in ruled.items()}
+    ruled_text = {s.text.strip() for s in candidates for (a, _), f in ruled.items() if f.evidence in _norm(s.text)}
+    found = {k: f for k, f in found.items()
+             if not (f.evidence in ruled_text and f.probability < RULED_CLAUSE_P and (f.evidence, f.attribute) not in ruled_clauses)}
     found.update(ruled)
     # One Found per (attribute, setting, clause), speaking for the contexts it still holds.
     out: dict[tuple, Found] = {}
@@ -301,6 +317,33 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         prev = out.get(key)
         out[key] = Found(f.attribute, f.setting, (prev.contexts if prev else []) + [c], f.evidence, f.probability, f.road)
     return list(out.values())
+
+
+_LEAD = {"mark", "nsubj", "aux", "punct", "cc", "advmod", "intj"}
+
+
+def inner(span) -> list[str]:
+    """The verb phrases a clause embeds (complements and adverbial clauses of its verbs), without
+    their leading subject, auxiliaries and markers: what a frame around a wish asks for."""
+    out = []
+    for t in span:
+        if t.dep_ not in ("xcomp", "ccomp", "advcl", "conj") or t.pos_ not in ("VERB", "AUX"):
+            continue
+        sub = [w for w in t.subtree if span.start <= w.i < span.end]
+        while sub and sub[0].dep_ in _LEAD and sub[0].i < t.i:
+            sub = sub[1:]
+        while sub and sub[-1].is_punct:
+            sub = sub[:-1]
+        text = span.doc[sub[0].i: sub[-1].i + 1].text if sub else ""
+        if len(sub) >= 3 and text != span.text.strip() and text not in out:
+            out.append(text)
+    return out
+
+
+def _setting_p(p: np.ndarray, m: Model) -> float:
+    """The probability of the likeliest setting when a setting is the likeliest class, else 0."""
+    k = int(np.argmax(p))
+    return 0.0 if m.labels[k] == NONE else float(p[k])
 
 
 def _core(clause: str) -> str | None:

@@ -1,0 +1,247 @@
+"""A seeded generator of interaction-preference statements in other voices, and of look-alikes that
+state no preference, for every setting of the IX inventory (issue 27, item 3).
+
+    python -m eval.prefgen [--seed 11] [--split dev|train|all] [--out PATH]
+    python -m eval.prefgen --score PATH [--json]      # the reversal sequences of a generated set
+
+Each item is built from a FRAME (a template family) and a CORE (what the setting sounds like,
+eval.prefgen_cores). Families are split into train and dev as wholes, and so are the cores
+(imp[0:2] + complaint[0] train, imp[2] + complaint[1] dev): a dev item shares neither its frame
+nor its content words with anything the train side can see. Tune only on train families; report
+dev. The output is the prefs-heldout-v1 shape eval.prefheldout scores (kind, text, said_in,
+expect, forbid), plus `family`, `split` and, for reversals, `before` (the earlier message of the
+same conversation that the reversal takes back).
+
+Voices (a preference is stated): complaint, sarcasm, hedge, embedded in other content, context-
+specific (work / personal), a later reversal, typos / slang / non-native word order.
+Look-alikes (nothing may be stored; `forbid` holds the core's setting): quoted, questioned,
+someone else's, hypothetical, negated, a motto.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from dataclasses import dataclass
+
+from eval.prefgen_cores import CORES
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    split: str  # train | dev
+    kind: str
+    frame: str  # {imp} / {complaint}; {content} {content2}: other talk around it
+    states: bool = True  # False: a look-alike that states nothing
+    context: str | None = None  # the context the frame scopes the statement to
+    typos: bool = False
+
+
+FAMILIES = [
+    # complaints
+    Family("complaint_plain", "train", "complaint", "{Complaint}."),
+    Family("complaint_ugh", "train", "complaint", "ugh, {complaint}"),
+    Family("complaint_ngl", "dev", "complaint", "not gonna lie, {complaint}."),
+    Family("complaint_again", "dev", "complaint", "{Complaint}, again. Every time."),
+    # sarcasm
+    Family("sarcasm_kill", "train", "sarcasm", "Would it kill you to {imp}?"),
+    Family("sarcasm_love", "train", "sarcasm", "oh great, {complaint}. love that for me"),
+    Family("sarcasm_wow", "dev", "sarcasm", "Wow, {complaint}. Super helpful."),
+    Family("sarcasm_toomuch", "dev", "sarcasm", "Is it too much to ask that you {imp}?"),
+    # hedges
+    Family("hedge_mind", "train", "hedge", "I wouldn't mind if you'd {imp}."),
+    Family("hedge_nice", "train", "hedge", "it'd be nice if you could {imp}"),
+    Family("hedge_hurt", "dev", "hedge", "It wouldn't hurt to {imp} now and then."),
+    Family("hedge_trouble", "dev", "hedge", "maybe you could {imp}, if that's not too much trouble"),
+    # embedded in other content
+    Family("embedded_btw", "train", "embedded", "{content} Oh and btw, {imp} from now on. {content2}"),
+    Family("embedded_anyway", "dev", "embedded", "{content} Also, please {imp}. Anyway, {content2l}"),
+    # context-specific
+    Family("context_work_just", "train", "context", "at work just {imp}", context="work"),
+    Family("context_personal_for", "train", "context", "For personal stuff, {imp}.", context="personal"),
+    Family("context_job", "dev", "context", "When it's about my job, {imp}.", context="work"),
+    Family("context_weekend", "dev", "context", "on weekends {imp} please", context="personal"),
+    # reversals (a `before` message asked for another setting of the attribute)
+    Family("reversal_scratch", "train", "reversal", "Scratch what I said before, {imp}."),
+    Family("reversal_second", "dev", "reversal", "on second thought, {imp} after all"),
+    # typos, slang, non-native word order
+    Family("voice_pls", "train", "voice", "pls {imp} thx", typos=True),
+    Family("voice_nonnative_better", "train", "voice", "Please you {imp}, is better for me.", typos=True),
+    Family("voice_u", "dev", "voice", "can u {imp} plz", typos=True),
+    Family("voice_nonnative_for_me", "dev", "voice", "For me is more good when you {imp}.", typos=True),
+    # look-alikes that state nothing
+    Family("quoted_texted", "train", "quoted", 'My sister texted me "{imp}" and I laughed.', states=False),
+    Family("quoted_note", "dev", "quoted", 'The sticky note on my monitor just says "{imp}".', states=False),
+    Family("question_people", "train", "questioned", "Do you think people prefer it when you {imp}?", states=False),
+    Family("question_team", "dev", "questioned", "Should I ask my team to {imp}?", states=False),
+    Family("others_boss", "train", "others", "My boss always tells me to {imp}.", states=False),
+    Family("others_priya", "dev", "others", "Priya wants her assistant to {imp}.", states=False),
+    Family("hypo_ever", "train", "hypothetical", "If I ever wanted you to {imp}, I'd tell you.", states=False),
+    Family("hypo_incase", "dev", "hypothetical", "In case I ever need you to {imp}, I'll let you know.", states=False),
+    Family("negated_asking", "train", "negated", "I'm not asking you to {imp}.", states=False),
+    Family("negated_notthat", "dev", "negated", "It's not that I need you to {imp}, it's fine as it is.", states=False),
+    Family("motto_work", "train", "motto", "My motto at work is basically: {imp}.", states=False),
+    Family("motto_grandad", "dev", "motto", "My grandad's life philosophy was to {imp}.", states=False),
+]
+
+CONTENT = {
+    "train": ["The plumber finally came this morning.", "I've got three deadlines this week.",
+              "My cousin is visiting on Sunday.", "We painted the kitchen yellow.", "The bus was packed again."],
+    "dev": ["The quarterly numbers look fine.", "Our cat knocked over a plant last night.",
+            "I'm trying to book the dentist.", "It's been raining since Tuesday.", "The new printer is finally set up."],
+}
+
+
+def _cores(split: str, key) -> tuple[list[str], list[str]]:
+    c = CORES[key]
+    return (c["imp"][:2], c["complaint"][:1]) if split == "train" else (c["imp"][2:], c["complaint"][1:])
+
+
+def _typo(text: str, rng: random.Random) -> str:
+    from memory.pref_train import _typo as typo
+
+    words = text.split()
+    for _ in range(rng.choice((1, 1, 2))):
+        k = rng.randrange(len(words))
+        words[k] = typo(words[k], rng)
+    return " ".join(words)
+
+
+def generate(seed: int = 11, split: str = "dev") -> list[dict]:
+    from memory.ix_attributes import ATTRIBUTES
+
+    rng = random.Random(seed)
+    items = []
+    for fam in FAMILIES:
+        if split != "all" and fam.split != split:
+            continue
+        for key in sorted(CORES):
+            attribute, setting = key
+            imps, complaints = _cores(fam.split, key)
+            uses_imp = "{imp}" in fam.frame
+            for core in imps if uses_imp else complaints:
+                content = CONTENT[fam.split]
+                c1, c2 = rng.sample(content, 2)
+                text = fam.frame.format(imp=core, complaint=core, Complaint=core[:1].upper() + core[1:],
+                                        content=c1, content2=c2, content2l=c2[:1].lower() + c2[1:])
+                if fam.typos:
+                    text = _typo(text, rng)
+                said_in = rng.choice(("work", "personal"))
+                others = [s for s in ATTRIBUTES[attribute]["settings"] if s != setting]
+                item = {"kind": fam.kind, "family": fam.name, "split": fam.split, "text": text, "said_in": said_in}
+                if fam.states:
+                    item["expect"] = [{"attribute": attribute, "setting": setting, "contexts": [fam.context or said_in]}]
+                    item["forbid"] = [{"attribute": attribute, "setting": s} for s in others]
+                else:
+                    item["expect"], item["forbid"] = [], [{"attribute": attribute, "setting": setting}]
+                if fam.kind == "reversal":
+                    other = rng.choice(others)
+                    before = _cores(fam.split, (attribute, other))[0][0]
+                    item["before"] = {"text": f"Please {before}.", "said_in": said_in,
+                                      "expect": [{"attribute": attribute, "setting": other, "contexts": [said_in]}]}
+                items.append(item)
+    return items
+
+
+BANK_OUT = "memory/data/prefs/bank-generated-v1.json"
+
+
+def bank(seed: int = 11) -> dict:
+    """The train families' items as training examples for memory.pref_train: per setting the
+    sentence that states it (an embedded statement without the talk around it), and the
+    look-alikes as "none". Dev families never enter it."""
+    import re
+
+    from memory import preferences
+
+    items = generate(seed, "train")
+    settings: dict[str, list[str]] = {}
+    none: list[str] = []
+    for it in items:
+        if not it["expect"]:
+            # The parse's gates keep a look-alike from the classifier; what it would see of a
+            # quote is the blanked rest. The gated ones are not taught as "none": their content
+            # is a setting's own words, and the gates, not the weights, say they are not stated.
+            if it["kind"] == "quoted":
+                none.append(" ".join(preferences._blank_quotes(it["text"]).split()))
+            continue
+        text = it["text"]
+        if it["kind"] == "embedded":
+            core = next(c for c in (*CORES[(it["expect"][0]["attribute"], it["expect"][0]["setting"])]["imp"],) if c in text)
+            text = next(s for s in re.split(r"(?<=[.!?])\s+", text) if core in s)
+        e = it["expect"][0]
+        settings.setdefault(f"{e['attribute']}={e['setting']}", []).append(text)
+    return {"format": "prefs-bank-generated-v1", "version": "1", "generator": "eval.prefgen", "seed": seed,
+            "families": sorted({f.name for f in FAMILIES if f.split == "train"}),
+            "description": "Generated training examples of the preference classifier: the TRAIN template families "
+                           "and train cores of eval.prefgen (complaint, sarcasm, hedge, embedded, context, reversal, "
+                           "typos and non-native voices; quoted, questioned, others', hypothetical, negated and "
+                           "motto look-alikes are left to the parse's gates; a quote's blanked rest is none). Regenerate with `python -m eval.prefgen --bank`; dev "
+                           "families are measured, never trained on.",
+            "settings": settings, "none": none}
+
+
+def score_sequences(items: list[dict]) -> dict:
+    """Reversals read in order: the earlier message, then the later one; the setting left for the
+    (context, attribute) after both must be the later one's (PET-like, on the reader alone)."""
+    from memory import extract, preferences
+
+    n = ok = read_first = 0
+    for it in items:
+        if "before" not in it:
+            continue
+        n += 1
+        state: dict[tuple[str, str], str] = {}
+        for msg in (it["before"], it):
+            for f in preferences.find(msg["text"], msg["said_in"], rules=extract.preference_phrases):
+                for c in f.contexts:
+                    state[(c, f.attribute)] = f.setting
+        first = it["before"]["expect"][0]
+        read_first += state.get((first["contexts"][0], first["attribute"])) is not None
+        e = it["expect"][0]
+        ok += state.get((e["contexts"][0], e["attribute"])) == e["setting"]
+    return {"sequences": n, "final_setting_right": ok, "rate": round(ok / n, 3) if n else None,
+            "earlier_read_at_all": read_first}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eval.prefgen", description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
+    ap.add_argument("--out", default=None, help="write the set here (default: stdout)")
+    ap.add_argument("--score", default=None, help="score the reversal sequences of a generated set")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bank", nargs="?", const=BANK_OUT, default=None,
+                    help=f"write the train families as the classifier's generated bank (default {BANK_OUT})")
+    a = ap.parse_args(argv)
+    if a.bank:
+        b = bank(a.seed)
+        with open(a.bank, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(b, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {a.bank}: {sum(map(len, b['settings'].values()))} examples of {len(b['settings'])} settings, "
+              f"{len(b['none'])} none")
+        return 0
+    if a.score:
+        items = json.loads(open(a.score, encoding="utf-8").read())["items"]
+        r = score_sequences(items)
+        print(json.dumps(r) if a.json else f"{a.score}: reversal sequences {r['sequences']}, final setting right "
+              f"{r['final_setting_right']} ({r['rate']}); earlier message read at all {r['earlier_read_at_all']}")
+        return 0
+    items = generate(a.seed, a.split)
+    doc = {"format": "prefs-heldout-v1", "version": "1", "generator": "eval.prefgen", "seed": a.seed,
+           "split": a.split, "description": __doc__.splitlines()[0], "items": items}
+    out = json.dumps(doc, indent=1, ensure_ascii=False)
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as fh:
+            fh.write(out + "\n")
+        print(f"wrote {a.out}: {len(items)} items ({sum(bool(i['expect']) for i in items)} stating a preference)")
+    else:
+        print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""What each interaction-preference setting sounds like, as content for eval.prefgen's frames.
+
+Per (attribute, setting) of the IX inventory: `imp`, three base-form verb phrases that ask for it
+(they follow "you'd", "to", "could you"), and `complaint`, two sentences that complain about the
+opposite behaviour. Written for the generator, not copied from the training bank or any suite.
+The generator splits them: imp[0:2] and complaint[0] go with the train families, imp[2] and
+complaint[1] with the dev families, so dev wording is new in its frame and in its content.
+"""
+
+CORES: dict[tuple[str, str], dict[str, list[str]]] = {
+    ("verbosity", "terse"): {
+        "imp": ["answer in a single line", "cut it down to one sentence max", "reply with just a word or two"],
+        "complaint": ["I asked a yes/no question and got a whole page", "I only ever need one line and you send paragraphs"]},
+    ("verbosity", "brief"): {
+        "imp": ["keep your answers shorter", "trim the replies down a lot", "make your messages way more compact"],
+        "complaint": ["your replies are way too long for me to read", "these walls of text are exhausting to get through"]},
+    ("verbosity", "detailed"): {
+        "imp": ["go into much more depth", "explain things thoroughly with the background", "give me the long, thorough version"],
+        "complaint": ["your answers are so thin I can't do anything with them", "that was far too shallow, I needed the whole picture"]},
+    ("autonomy", "reactive"): {
+        "imp": ["only do things when I tell you to", "hold off on everything until I say so", "wait for my instruction before doing anything"],
+        "complaint": ["you keep doing stuff I never asked for", "I hate it when you start things on your own"]},
+    ("autonomy", "suggest"): {
+        "imp": ["propose things and let me approve them", "check with me before you do anything", "run every action past me first"],
+        "complaint": ["you went ahead without asking me first", "you acted before I could even say yes"]},
+    ("autonomy", "self_directed"): {
+        "imp": ["handle notes and reminders yourself but ask before anything goes out",
+                "sort out the internal stuff on your own and check with me before emailing anyone",
+                "go ahead with drafts and calendar changes, just confirm before contacting people"],
+        "complaint": ["asking me before every little reminder is too much, only the outside stuff needs my ok",
+                      "I don't need to approve notes, only messages that go to other people"]},
+    ("autonomy", "autonomous"): {
+        "imp": ["go ahead and act without checking with me", "take care of things on your own without asking",
+                "just handle it and tell me afterwards"],
+        "complaint": ["you ask me for permission every single time and it drives me nuts",
+                      "all these confirmation questions are slowing me down"]},
+    ("reasoning_visibility", "show"): {
+        "imp": ["show me how you got to the answer", "include the reasoning behind your suggestions",
+                "lay out the why along with the what"],
+        "complaint": ["you just give me conclusions with no explanation", "I can't trust an answer when I can't see the logic"]},
+    ("reasoning_visibility", "hide"): {
+        "imp": ["give me only the answer without the reasoning", "leave out the explanations and just say the result",
+                "skip the justification and tell me the outcome"],
+        "complaint": ["I don't need all the reasoning, just the answer", "the long explanations of why are getting in the way"]},
+    ("process_visibility", "silent"): {
+        "imp": ["stop sending progress updates and just tell me the result", "work quietly and only report the outcome",
+                "keep the status messages to yourself until it's finished"],
+        "complaint": ["all these progress pings are driving me mad", "I get five status updates for one small task"]},
+    ("process_visibility", "bookend"): {
+        "imp": ["tell me when you start a task and when it's done", "give me a note at the beginning and one at the end",
+                "just let me know when something kicks off and when it wraps up"],
+        "complaint": ["I never know whether you've started or finished anything", "I hear nothing at all and then suddenly it's done"]},
+    ("process_visibility", "full_narration"): {
+        "imp": ["talk me through every step while you work", "report each step as you go",
+                "keep me updated on every single stage"],
+        "complaint": ["I have no idea what you're doing while a task runs", "you go silent in the middle of a task and I hate that"]},
+    ("elicitation", "infer"): {
+        "imp": ["make reasonable guesses instead of asking me", "assume what you need and get on with it",
+                "fill in the gaps yourself rather than quizzing me"],
+        "complaint": ["you ask me way too many questions before doing anything", "being interrogated for every detail is tiring"]},
+    ("elicitation", "structured"): {
+        "imp": ["ask all your questions at once in one list", "put every question together up front",
+                "collect your questions and send them in one batch"],
+        "complaint": ["the drip feed of one question after another is annoying", "you keep coming back with yet another question"]},
+    ("elicitation", "iterative"): {
+        "imp": ["ask me one question at a time", "go question by question and wait for each answer",
+                "give me a single question per message"],
+        "complaint": ["you fired ten questions at me in one go", "a big list of questions all at once overwhelms me"]},
+    ("topic_management", "follow"): {
+        "imp": ["go through things in the order I mentioned them", "follow my order and skip the headings",
+                "answer in the same sequence I brought things up"],
+        "complaint": ["you reshuffle everything I say into sections", "I can't find my points once you regroup them under headings"]},
+    ("topic_management", "organize"): {
+        "imp": ["group your reply by topic with a heading for each", "sort the answer into sections by subject",
+                "organise things under separate headings"],
+        "complaint": ["your replies jump between subjects all over the place", "everything is mixed together in one messy block"]},
+    ("topic_management", "one_at_a_time"): {
+        "imp": ["deal with one topic at a time", "handle a single subject per reply",
+                "take the topics one by one and leave the rest for later"],
+        "complaint": ["you try to cover every topic in one go", "juggling all the subjects at once loses me"]},
+    ("solution_breadth", "low"): {
+        "imp": ["just recommend one option", "pick the best choice for me", "give me a single recommendation"],
+        "complaint": ["you always give me a menu of options when I just want a pick", "five alternatives is too many, I can't choose"]},
+    ("solution_breadth", "high"): {
+        "imp": ["show me several alternatives to compare", "lay out a few different options",
+                "give me a range of choices side by side"],
+        "complaint": ["you only ever give me one option", "one recommendation isn't enough for me to decide"]},
+    ("proactive_outreach", "low"): {
+        "imp": ["leave it to me to get in touch", "stop messaging me unprompted",
+                "wait for me to reach out rather than checking in"],
+        "complaint": ["the random check-in messages are a bit much", "you pinging me out of the blue is intrusive"]},
+    ("proactive_outreach", "high"): {
+        "imp": ["check in on me now and then", "message me first when something's coming up",
+                "reach out without waiting for me"],
+        "complaint": ["you never check how things went", "I'd forget half my stuff because you never follow up with me"]},
+    ("task_expansion", "as_asked"): {
+        "imp": ["do exactly what I ask and nothing more", "stick strictly to the request",
+                "keep to the task I gave you without extras"],
+        "complaint": ["you keep adding extra tasks I didn't ask for", "I asked for one thing and you did four"]},
+    ("task_expansion", "adjacent"): {
+        "imp": ["take care of the related bits too", "handle the obvious follow-up tasks as well",
+                "do the natural next steps without me spelling them out"],
+        "complaint": ["you do exactly one thing and leave the obvious follow-ups to me",
+                      "I always have to ask separately for the next step"]},
+    ("formality", "formal"): {
+        "imp": ["use a more professional tone", "write in proper formal language",
+                "keep the register polite and businesslike"],
+        "complaint": ["your tone is way too chatty for me", "the slang and jokes feel unprofessional"]},
+    ("formality", "casual"): {
+        "imp": ["talk to me in a relaxed way", "loosen up the tone a lot", "chat with me like a mate would"],
+        "complaint": ["you sound like a legal letter", "the stiff corporate tone is off-putting"]},
+    ("emotional_engagement", "task_focused"): {
+        "imp": ["stay focused on the practical stuff", "leave my feelings out of it and get to the point",
+                "concentrate on the task rather than my mood"],
+        "complaint": ["all the talk about my feelings is too much", "I don't need a therapy session, just help with the thing"]},
+    ("emotional_engagement", "empathetic"): {
+        "imp": ["acknowledge how I'm feeling first", "be a bit more caring with me",
+                "notice when I'm stressed and say something about it"],
+        "complaint": ["you jump straight into logistics when I'm upset", "you sound cold when I'm having a hard time"]},
+    ("feedback_directness", "gentle"): {
+        "imp": ["soften the criticism a bit", "start with what's working before the problems",
+                "go easier on me when you critique my stuff"],
+        "complaint": ["your feedback is brutal", "the harsh criticism really knocks me down"]},
+    ("feedback_directness", "direct"): {
+        "imp": ["tell me plainly what's wrong", "give it to me straight without padding",
+                "point out the problems bluntly"],
+        "complaint": ["you wrap every criticism in so much padding I miss it", "all the sugar-coating hides what's actually wrong"]},
+    ("uncertainty_disclosure", "explicit"): {
+        "imp": ["flag it when you're unsure", "say how confident you are in each answer",
+                "warn me when you might be wrong"],
+        "complaint": ["you sound certain even when you're guessing", "I got burned because you didn't mention you weren't sure"]},
+    ("uncertainty_disclosure", "minimal"): {
+        "imp": ["drop the caveats and give me your best answer", "skip the disclaimers", "cut the hedging and just answer"],
+        "complaint": ["every answer comes with three paragraphs of caveats", "the constant disclaimers are exhausting"]},
+    ("error_reporting", "explicit"): {
+        "imp": ["tell me about every error you hit", "report any mistake on your side",
+                "let me know whenever something fails"],
+        "complaint": ["you hid that the reminder failed", "I found out about the glitch days later"]},
+    ("error_reporting", "quiet"): {
+        "imp": ["fix small glitches quietly without telling me", "sort out minor errors yourself",
+                "only bother me with problems that actually matter"],
+        "complaint": ["I don't need a report about every tiny hiccup", "the error notices about trivial stuff are noise"]},
+}
