@@ -7,7 +7,7 @@ The one connection interface every caller uses, on both engines:
   has `fetchone()`, `fetchall()`, iteration, `rowcount` and `lastrowid`; rows are read by position
   (`r[0]`, `for (a, b) in ...`) or by column name (`r["name"]`, `dict(r)`, `r.keys()`);
 - `conn.in_transaction`, and `conn.dialect` ("sqlite" or "postgresql") for the named places below;
-- writes go through `store.transaction()` (optionally `participant=`, see the engines).
+- writes go through `store.transaction()` (optionally `participant=` or `key=`, see the engines).
 
 The named places where SQL differs by engine, all on the store: vectors (`vector_value`,
 `read_vectors`), locking (`transaction`), compaction (`compact`), schema inspection
@@ -93,7 +93,9 @@ class BaseStore:
         raise NotImplementedError
 
     @contextlib.contextmanager
-    def transaction(self, participant: str | None = None) -> Iterator:
+    def transaction(self, participant: str | None = None, key: str | None = None) -> Iterator:
+        """A write transaction. `participant=p`: it writes only p's rows; `key=k`: only the rows of
+        one named key (a rate limit's). Either lets the engine lock less than everything."""
         raise NotImplementedError
         yield
 
