@@ -41,24 +41,30 @@ class RateLimiter:
     """At most `max_failures` failures of a key within `window` seconds, counted in the database
     (memory.limits), so every process serving the data, and every CLI command, sees the same
     count. `prefix` keeps kinds of key apart: a participant called "researcher" (a reserved name
-    now, but there may be old accounts) never shares a count with the researcher page."""
+    now, but there may be old accounts) never shares a count with the researcher page.
+    `participants=True`: the names are participants' (or `subject=` says whose a key is), so a
+    withdrawal erases their counts with the rest of them (memory.limits.erase)."""
 
-    def __init__(self, store, prefix: str, max_failures: int = MAX_FAILURES, window: float = WINDOW):
-        self.store, self.prefix = store, prefix
+    def __init__(self, store, prefix: str, max_failures: int = MAX_FAILURES, window: float = WINDOW,
+                 participants: bool = False):
+        self.store, self.prefix, self.participants = store, prefix, participants
         self.limit = limits.Limit(max_failures, window)
 
     def _key(self, name: str) -> str:
         return f"{self.prefix}:{name}"
 
-    def blocked_for(self, name: str) -> float:
+    def _subject(self, name: str, subject: str | None) -> str | None:
+        return subject if subject is not None else (name if self.participants else None)
+
+    def blocked_for(self, name: str, subject: str | None = None) -> float:
         """Seconds until `name` may try again (0 when allowed)."""
-        return limits.wait(self.store, self._key(name), self.limit)
+        return limits.wait(self.store, self._key(name), self.limit, subject=self._subject(name, subject))
 
-    def failed(self, name: str) -> None:
-        limits.record(self.store, self._key(name), self.limit.window)
+    def failed(self, name: str, subject: str | None = None) -> None:
+        limits.record(self.store, self._key(name), self.limit.window, subject=self._subject(name, subject))
 
-    def succeeded(self, name: str) -> None:
-        limits.clear(self.store, self._key(name))
+    def succeeded(self, name: str, subject: str | None = None) -> None:
+        limits.clear(self.store, self._key(name), subject=self._subject(name, subject))
 
 
 class SignInGuard:
@@ -78,18 +84,23 @@ class SignInGuard:
 
     def __init__(self, store, kind: str, per_address: tuple[int, float] = (MAX_FAILURES, WINDOW),
                  per_name: tuple[int, float] = (30, 600.0)):
+        self.participants = kind == "participant"  # their counts go when they withdraw
         self.per_address = RateLimiter(store, f"{kind}@", *per_address)
-        self.per_name = RateLimiter(store, kind, *per_name)
+        self.per_name = RateLimiter(store, kind, *per_name, participants=self.participants)
+
+    def _who(self, name: str) -> str | None:
+        return name if self.participants else None
 
     def blocked_for(self, name: str, address: str) -> float:
-        return max(self.per_address.blocked_for(f"{name}@{address}"), self.per_name.blocked_for(name))
+        return max(self.per_address.blocked_for(f"{name}@{address}", self._who(name)),
+                   self.per_name.blocked_for(name))
 
     def failed(self, name: str, address: str) -> None:
-        self.per_address.failed(f"{name}@{address}")
+        self.per_address.failed(f"{name}@{address}", self._who(name))
         self.per_name.failed(name)
 
     def succeeded(self, name: str, address: str) -> None:
-        self.per_address.succeeded(f"{name}@{address}")
+        self.per_address.succeeded(f"{name}@{address}", self._who(name))
 
 
 # --- the researcher credential of a data directory (used by the CLI) ---------------------------

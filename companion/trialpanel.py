@@ -81,7 +81,7 @@ def rate(store: Store, participant: str | None, chat: list[dict], index, liked, 
         return f"Reply {dayid} has no rating to remove."
     if standing is not None and (standing.rating, standing.tag) == value:  # a second click (or a repeated event)
         return f"Already noted: {_said(standing)} for reply {dayid}."
-    wait = limits.take(store, f"rating:{uid or participant}", RATING_LIMITS)
+    wait = limits.take(store, f"rating:{uid or participant}", RATING_LIMITS, subject=participant)
     if wait > 0:
         raise StoreError(f"too many ratings in a short time; try again in {wait:.0f} s")
     f, _ = feedback.change(store, participant, dayid, rating, tag=tag, via="app")

@@ -6,7 +6,8 @@
   2. every table with a `participant` column, found from the schema at run time, so a table
      added later (claims, persona, file memory, preference cells, jobs, export records) is
      covered without touching this file; `participants` itself last,
-  3. registered hooks (`on_erase`) for state that lives elsewhere,
+  3. registered hooks (`on_erase`) for state that lives elsewhere (the release ledger's names, the
+     participant's rate-limit counts, which are keyed by digests: memory.limits),
   4. the audit lines `withdrawn` and `erased` (counts only, subject hashed: see consent.audit).
 Consent records are deleted with the rest: the audit log keeps the minimal trace of the
 consent (versions accepted, when, when withdrawn) without the name or any text.
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from consent import audit, ledger
+from memory import limits
 from memory import messages as messages_mod
 from memory.store import Store, StoreError, has_table, tables_with_column
 
@@ -50,6 +52,13 @@ def on_erase(fn: Callable) -> Callable:
 
 # The release ledger keeps "release R held U03" and blanks who that was (consent.ledger).
 on_erase(ledger.on_erase)
+
+
+@on_erase
+def _rate_limits(conn, store, participant: str) -> dict[str, int]:
+    """Their rate-limit counts (sign-in failures from any address, ratings): keyed by digests
+    under their subject digest (memory.limits), so they are found without a name in clear."""
+    return {"rate_events": limits.erase(conn, participant)}
 
 
 def on_erase_files(fn: Callable) -> Callable:

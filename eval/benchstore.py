@@ -4,7 +4,9 @@
 
 Without --database a PostgreSQL is started from PyPI's pgserver in a temporary directory (and
 stopped after). The conversation is bench recall's synthetic participant (eval/benchrecall.py).
-Every ratio is measured in this one run, sides interleaved turn by turn (the machine is noisy):
+Every ratio is measured in this one run, sides interleaved turn by turn (the machine is noisy);
+a turn is timed until its reply is shown, and its work after the reply (the reply's vector) is
+settled before the next side is timed, so no side pays for another's background work:
 
 1. engine: echo turn p50 on PostgreSQL / on SQLite, same participant of `small` messages.
 2. many processes: turn p95 of 2 processes x 4 threads (8 participants at once) on one PostgreSQL
@@ -212,8 +214,10 @@ def run(database: str | None, small: int, large: int, turns: int, progress=print
         for i, q in enumerate(qs):
             real.clear_cache()
             a = _turn_ms(lite, "small", q, settings)
+            lite.settle()  # its reply's vector (off the reply path) is not timed against the next side
             real.clear_cache()
             b = _turn_ms(pg, "small", q + " ", settings)
+            pg.settle()
             real.clear_cache()
             as_of = lite.conn.execute("SELECT next_ordinal FROM participants WHERE participant='small'").fetchone()[0]
             matrix = lite.vectors.synced("small").vectors.view

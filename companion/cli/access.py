@@ -31,7 +31,7 @@ from memory import participants
 def limiter(settings, kind: str):
     from companion import auth
 
-    return auth.RateLimiter(open_store(settings), f"cli-{kind}")
+    return auth.RateLimiter(open_store(settings), f"cli-{kind}", participants=kind == "participant")
 
 
 def check_researcher_password(settings, password: str) -> None:

@@ -7,7 +7,7 @@ The one connection interface every caller uses, on both engines:
   has `fetchone()`, `fetchall()`, iteration, `rowcount` and `lastrowid`; rows are read by position
   (`r[0]`, `for (a, b) in ...`) or by column name (`r["name"]`, `dict(r)`, `r.keys()`);
 - `conn.in_transaction`, and `conn.dialect` ("sqlite" or "postgresql") for the named places below;
-- writes go through `store.transaction()` (optionally `participant=`, see the engines).
+- writes go through `store.transaction()` (optionally `participant=` or `key=`, see the engines).
 
 The named places where SQL differs by engine, all on the store: vectors (`vector_value`,
 `read_vectors`), locking (`transaction`), compaction (`compact`), schema inspection
@@ -60,6 +60,7 @@ class BaseStore:
         self._later_q: list = []
         self._pending: dict[str, int] = {}
         self._later_thread: threading.Thread | None = None
+        self._loader = None
         self._open(database)
         with self.transaction() as conn:
             migrations.apply(conn)
@@ -93,7 +94,9 @@ class BaseStore:
         raise NotImplementedError
 
     @contextlib.contextmanager
-    def transaction(self, participant: str | None = None) -> Iterator:
+    def transaction(self, participant: str | None = None, key: str | None = None) -> Iterator:
+        """A write transaction. `participant=p`: it writes only p's rows; `key=k`: only the rows of
+        one named key (a rate limit's). Either lets the engine lock less than everything."""
         raise NotImplementedError
         yield
 
@@ -132,6 +135,24 @@ class BaseStore:
             self._later_q.append((participant, fn))
             self._pending[participant] = self._pending.get(participant, 0) + 1
             self._later_cv.notify_all()
+
+    def load_soon(self, fn) -> None:
+        """Run `fn()` on this store's loader thread (an index's cold load, memory.indexes), now,
+        beside the caller; a failure is logged (the index loads itself on its next use)."""
+        with self._lock:
+            if self._loader is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-index-load")
+            loader = self._loader
+
+        def run():
+            try:
+                fn()
+            except Exception:
+                log.exception("loading an index beside the first query failed; it loads at its next use")
+
+        loader.submit(run)
 
     def settle(self, participant: str | None = None) -> None:
         """Wait until the background work of `participant` (of everyone: None) is committed."""
@@ -177,6 +198,9 @@ class BaseStore:
 
     def close(self) -> None:
         self.settle()
+        if self._loader is not None:
+            self._loader.shutdown(wait=True)
+            self._loader = None
         with self._lock:
             for conn in self._all:
                 with contextlib.suppress(Exception):

@@ -14,7 +14,9 @@ transaction takes an advisory lock first, so the same holds without any caller c
 - `transaction(participant=p)` takes the global lock shared plus p's own lock exclusively: the
   writes of one participant (a turn's message, its reply, trace and actions; the dayid counter)
   are serialized across all processes, different participants' writes run side by side. Only
-  code that reads and writes that participant's rows alone may pass `participant=`.
+  code that reads and writes that participant's rows alone may pass `participant=`;
+- `transaction(key=k)` likewise takes the global lock shared plus k's own lock exclusively: a
+  rate limit's check-and-record (memory.limits) is atomic per key without stopping anyone else.
 
 Compaction (`compact`): after an erasure's commit the rows are gone for every reader; their dead
 tuples stay in the table and index pages until VACUUM, which the erasure runs on every table it
@@ -46,6 +48,7 @@ except ImportError:  # pragma: no cover - reported when a postgresql:// URL is u
 
 WRITER_LOCK = 0x636F6D70  # "comp": the global writer lock (one bigint key)
 PARTICIPANT_SPACE = 1668  # two-int4 key space of the per-participant locks
+KEY_SPACE = 1669  # two-int4 key space of the per-key locks (rate limits, memory.limits)
 
 
 # ---------------------------------------------------------------- SQL text: ? -> %s, % -> %%
@@ -331,7 +334,7 @@ class PostgresStore(BaseStore):
         self._pool.close()
 
     @contextlib.contextmanager
-    def transaction(self, participant: str | None = None) -> Iterator[PgConnection]:
+    def transaction(self, participant: str | None = None, key: str | None = None) -> Iterator[PgConnection]:
         conn = self.conn
         if conn.in_transaction:  # nested: join the outer transaction
             yield conn
@@ -345,11 +348,14 @@ class PostgresStore(BaseStore):
             raise
         conn.in_transaction = True
         try:
-            if participant is None:
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
-            else:
+            if participant is not None:
                 raw.execute("SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s, hashtext(%s))",
                             (WRITER_LOCK, PARTICIPANT_SPACE, participant))
+            elif key is not None:
+                raw.execute("SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s, hashtext(%s))",
+                            (WRITER_LOCK, KEY_SPACE, key))
+            else:
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
             yield conn
         except BaseException:
             conn.in_transaction = False

@@ -3,7 +3,7 @@
 Connections are per thread (the Gradio app runs handlers on worker threads); writes go through
 `transaction()`, which takes SQLite's write lock up front (BEGIN IMMEDIATE), so every write
 transaction of every process runs alone: two turns of one participant can never assign the same
-dayid. `participant=` changes nothing here (the lock is already the whole database).
+dayid. `participant=` and `key=` change nothing here (the lock is already the whole database).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class SqliteStore(BaseStore):
         return conn
 
     @contextlib.contextmanager
-    def transaction(self, participant: str | None = None) -> Iterator[Connection]:
+    def transaction(self, participant: str | None = None, key: str | None = None) -> Iterator[Connection]:
         conn = self.conn
         if conn.in_transaction:  # nested: join the outer transaction
             yield conn
