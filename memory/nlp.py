@@ -66,6 +66,12 @@ def _keep(text: str, doc) -> None:
             _docs.popitem(last=False)
 
 
+def forget() -> None:
+    """Drop every kept Doc: called when a participant is erased (the Docs hold their words)."""
+    with _docs_lock:
+        _docs.clear()
+
+
 def parse(text: str):
     """A spaCy Doc of `text` (tagger, parser, NER); read it, do not change it (it is shared)."""
     doc = _cached(text)
