@@ -368,26 +368,29 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
 _RAISED = ("self_directed", "autonomous")
 
 
-def learn_autonomy(store: Store, participant: str, msg: Message, own_text: str, learned: list[dict]) -> list[dict]:
+def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[dict]) -> list[dict]:
     """A grant of autonomy in the participant's own words that the preference reader missed or
     misread ("you don't have to wait for me to say yes" read as "ask me first"): learned from
     the structure of the sentence (wrapper.directives.autonomy_grant, which passes only an
     explicit statement to the companion), for the contexts the sentence speaks for. Returns
     `learned` with the grant in place of a lower autonomy read from the same message; nothing
     changes when no grant is read (fail safe)."""
-    if not own_text.strip() or any(x["attribute"] == "autonomy" and x.get("setting") in _RAISED
+    if not msg.text.strip() or any(x["attribute"] == "autonomy" and x.get("setting") in _RAISED
                                    and x.get("asked", x.get("setting")) in _RAISED for x in learned):
         return learned
-    setting, reading = directives.autonomy_grant(nlp.parse(own_text), own_text)
+    # Read in the whole message, not only the sentences `intents.own_words` keeps: a sentence after the
+    # grant that makes it a saying ("That's what my coach always says") takes it back, and
+    # "... for me to say yes" is not reported speech. Quotes, frames and reports are `grant`'s.
+    setting, reading = directives.autonomy_grant(nlp.parse(msg.text), msg.text)
     if setting is None:
         return learned
     from memory.extract import preference_phrases
 
-    contexts, _ = preference_phrases(own_text, msg.context)
+    contexts, _ = preference_phrases(msg.text, msg.context)
     out = [x for x in learned if x["attribute"] != "autonomy"]
     for c in contexts:
         _, action = cells.set_(store, participant, context=c, attribute="autonomy", setting=setting,
-                               sources=[(msg.dayid, msg.ordinal)], evidence=own_text[:200], origin="grant")
+                               sources=[(msg.dayid, msg.ordinal)], evidence=msg.text[:200], origin="grant")
         out.append({"context": c, "attribute": "autonomy", "setting": setting, "cells": {action: 1},
                     "reason": reading.reason})
     return out

@@ -605,6 +605,10 @@ def autonomy_grant(doc, text: str) -> tuple[str | None, Reading]:
         if denied:  # "I don't want you to ...", "I'm not saying ...": whatever follows is not granted
             last = not_grant(f"negated ('{denied[0].text}')")
             continue
+        told = [t for t in sent if t.idx < m.start() and t.tag_ in ("VBD", "VBN") and t.lemma_.lower() in FRAMING]
+        if told:  # "I once said ... to my team": words said then, to someone, are not a grant now
+            last = not_grant(f"said before ('{told[0].text}')")
+            continue
         reading = grant(doc, text, m.start(), m.end())
         if reading.request and (why := _governed(doc, m.start(), m.end())):
             reading = not_grant(why)

@@ -308,7 +308,7 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
 def _strip_when(s: str) -> str:
     """The words without the phrases that state a time ("call the landlord thursday evening")."""
     out = TIME_PHRASE.sub("", s)
-    return _clean(re.sub(r"\s*[,?]?\s*(?:like|around|ish|at|on|for)?\s*$", "", out))
+    return _clean(re.sub(r"\s*[,?]?\s*(?:\b(?:like|around|ish|at|on|for))?\s*$", "", out))
 
 
 @dataclass
