@@ -275,7 +275,7 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
 ]]
 _WH_START = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|whether|if|anything|everything|something)\b",
                        re.I)
-_TRAILING_POLITE = re.compile(r"(?:\s*,?\s*(?:please|pls|plz|thanks|thank you|thx|ty|asap|ok\??|okay\??|for me))+"
+_TRAILING_POLITE = re.compile(r"(?:\s*,?\s*(?:please|pls|plz|thanks|thank you|thx|ty|asap|ok\??|okay\??))+"
                               r"\s*[.!?]*$", re.I)
 
 
@@ -297,6 +297,8 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
         pass
     elif end < len(text) and text[end] in "!?":
         body += text[end]
+    if end < len(text) and text[end] == "?":
+        body = re.sub(r"(?i)\s+for me\s*$", "", body)  # "would you text her saying ... for me?": said to the companion
     body = _TRAILING_POLITE.sub("", body).rstrip(" ,;:")
     stripped = body.strip()
     lead = len(body) - len(body.lstrip())
