@@ -365,7 +365,10 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             return None  # "remind me why I ..." and the like: only a time may stand before "to"
         what_start = m.start("what")
         end = _sentence_end(text, what_start)
-        what = _TRAILING_POLITE.sub("", text[what_start:end])
+        what = text[what_start:end]
+        if end < len(text) and text[end] == "?":
+            what = re.sub(r"(?i)\s+for me\s*$", "", what)  # "would you remind me to ... for me?"
+        what = _TRAILING_POLITE.sub("", what)
         if _WH_START.match(what):
             return None  # "remind me what I asked": a question, not a reminder to set
         hint = "let_forget" if m["trig"].lower().startswith("don") or m["trig"].lower().startswith("do") else ""
