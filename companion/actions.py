@@ -274,6 +274,23 @@ def reminders(store: Store, participant: str) -> str:
     return "\n".join(out)
 
 
+_STORED = {"notes": ("add_note", "You have no notes yet.", "Your notes:"),
+           "calendar": ("add_calendar_entry", "Your calendar has nothing I put in it yet.",
+                        "What I put in your calendar:")}
+
+
+def stored(store: Store, participant: str, what: str) -> str:
+    """The participant's notes or calendar entries (made, or waiting for approval or a time), as
+    the companion lists them when asked; creates nothing."""
+    kind, none, head = _STORED[what]
+    mine = [a for a in reversed(history(store, participant)) if a.kind == kind and a.status in ("done", *PENDING)]
+    if not mine:
+        return none
+    state = {"done": "", "held": " (waiting for your approval)", "awaiting_facts": " (waiting for a time)"}
+    return "\n".join([head, *(f"{n}. {describe(a.kind, a.payload).split(': ', 1)[-1]}{state[a.status]}"
+                              for n, a in enumerate(mine, 1))])
+
+
 def answer(store: Store, participant: str, context: str, msg: Message, now,
            chosen: Callable[..., dict[str, str]], resolved: list[dict], learned: list | None = None) -> str | None:
     """The companion's own reply when the message answers a pending action or asks which
@@ -288,8 +305,8 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
     of its own. An approval accepts how the companion helped (see `_accept`) unless the same
     message corrected it.
     """
-    if intents.asks_about_reminders(msg.text, nlp.parse, read(msg.text, now)):
-        return reminders(store, participant)
+    if asked := intents.asks_about_existing(msg.text, nlp.parse, read(msg.text, now)):
+        return reminders(store, participant) if asked == "reminders" else stored(store, participant, asked)
     pend = pending(store, participant)
     if not pend:
         return None
@@ -346,3 +363,34 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
     if row.status == "awaiting_facts":
         return f"Thanks. I still need: {', '.join(missing(row.kind, row.payload))}."
     return "Thanks. " + line(row.kind, row.status, row.summary)
+
+
+_RAISED = ("self_directed", "autonomous")
+
+
+def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[dict]) -> list[dict]:
+    """A grant of autonomy in the participant's own words that the preference reader missed or
+    misread ("you don't have to wait for me to say yes" read as "ask me first"): learned from
+    the structure of the sentence (wrapper.directives.autonomy_grant, which passes only an
+    explicit statement to the companion), for the contexts the sentence speaks for. Returns
+    `learned` with the grant in place of a lower autonomy read from the same message; nothing
+    changes when no grant is read (fail safe)."""
+    if not msg.text.strip() or any(x["attribute"] == "autonomy" and x.get("setting") in _RAISED
+                                   and x.get("asked", x.get("setting")) in _RAISED for x in learned):
+        return learned
+    # Read in the whole message, not only the sentences `intents.own_words` keeps: a sentence after the
+    # grant that makes it a saying ("That's what my coach always says") takes it back, and
+    # "... for me to say yes" is not reported speech. Quotes, frames and reports are `grant`'s.
+    setting, reading = directives.autonomy_grant(nlp.parse(msg.text), msg.text)
+    if setting is None:
+        return learned
+    from memory.extract import preference_phrases
+
+    contexts, _ = preference_phrases(msg.text, msg.context)
+    out = [x for x in learned if x["attribute"] != "autonomy"]
+    for c in contexts:
+        _, action = cells.set_(store, participant, context=c, attribute="autonomy", setting=setting,
+                               sources=[(msg.dayid, msg.ordinal)], evidence=msg.text[:200], origin="grant")
+        out.append({"context": c, "attribute": "autonomy", "setting": setting, "cells": {action: 1},
+                    "reason": reading.reason})
+    return out

@@ -104,6 +104,7 @@ def turn(
 
     # 2b ANSWER
     learned = ix_state.learn(store, participant, msg, intents.own_words(msg.text))
+    learned = actions.learn_autonomy(store, participant, msg, learned)
     sess = ix_state.load(store, participant, context, when.instant, settings.session_gap_minutes)
     clock.lap("learn")  # the preference read of the message is on the reply path: its cost is traced
     if handled := answer_pending(ctx, msg, settings, sess, trace, learned):

@@ -140,7 +140,29 @@ def _verdict(row: dict, result, store, who) -> dict:
                          if want else bool(mine))
         out["made"] = bool(made) and all(made)
         out["exact"] = bool(exact) and all(exact)
+        mine = [a for a in ran + held if a["kind"] in (row.get("kinds") or [])]
+        out["slots_right"] = bool(mine) and _slots_right(row, mine[0])
     return out
+
+
+def _slots_right(row: dict, action: dict) -> bool:
+    """The kind's recipient is the one named (or the name a pronoun stands for), and a stated
+    time falls in the row's `when_window` (a row without one: no time is checked; `null`: no
+    time was said, and a made action either has none or waits for one)."""
+    p = action["payload"]
+    if row.get("recipient") and action["kind"] in ("send_message", "draft_message"):
+        said = " ".join(_words(p.get("to")))
+        if said not in (" ".join(_words(row["recipient"])), " ".join(_words(row.get("refers_to")))):
+            return False
+    if "when_window" in row and action["kind"] in ("set_reminder", "schedule_checkin", "add_calendar_entry"):
+        window, when = row["when_window"], p.get("when")
+        if window is None:
+            return action["status"] == "awaiting_facts" or not when or action["kind"] != "set_reminder"
+        if not when:
+            return action["status"] == "awaiting_facts"  # held, asking for the time
+        lo, hi = (datetime.fromisoformat(w) for w in window)
+        return lo <= datetime.fromisoformat(when) <= hi
+    return True
 
 
 def bench_messages(rows: list[dict], autonomy: str = "autonomous", models=MODELS, progress=None) -> dict:
@@ -191,6 +213,7 @@ def summarize(verdicts: list[dict]) -> dict:
                          "by_framing": {f: dict(c) for f, c in sorted(by_framing.items())}},
         "genuine": {"made": _rate(sum(v["made"] for v in gen), len(gen)),
                     "exact_words": _rate(sum(v["exact"] for v in gen), len(gen)),
+                    "slots_right": _rate(sum(v["made"] and v["slots_right"] for v in gen), len(gen)),
                     "ran": sum(v["ran_asked"] for v in gen),
                     "waits_for_a_fact": sum(v["made"] and not v["ran_asked"] for v in gen),
                     "missed_but_held": sum(not v["made"] and v["held_asked"] for v in gen),
@@ -229,7 +252,8 @@ def bench_autonomy(rows: list[dict], progress=None) -> dict:
             "non_grants_raised": _rate(sum(v["raised"] for v in others), len(others)), "rows": verdicts}
 
 
-def _print_messages(name: str, report: dict, failures: bool) -> None:
+def _print_messages(name: str, report: dict, failures: bool, texts: dict | None = None) -> None:
+    texts = texts or {}
     for model, r in report.items():
         non, gen = r["non_requests"], r["genuine"]
         print(f"\n{name} · model {model}")
@@ -245,7 +269,8 @@ def _print_messages(name: str, report: dict, failures: bool) -> None:
         if m["n"]:
             print(f"  genuine requests made: {m['rate']:.3f} (n = {m['n']}, Wilson 95% {m['wilson95'][0]:.3f}-"
                   f"{m['wilson95'][1]:.3f}): ran {gen['ran']}, waiting for a missing fact {gen['waits_for_a_fact']}; "
-                  f"with the exact dictated words: {e['rate']:.3f}; acted by {gen['acted_by']}")
+                  f"with the exact dictated words: {e['rate']:.3f}; made with the right recipient and time: "
+                  f"{gen['slots_right']['rate']:.3f}; acted by {gen['acted_by']}")
             print(f"  genuine requests not made: {m['n'] - m['k']}, of which held for approval instead: "
                   f"{gen['missed_but_held']}")
             if len(gen["by_framing"]) > 1:
@@ -253,8 +278,9 @@ def _print_messages(name: str, report: dict, failures: bool) -> None:
                     print(f"    {f:<14} n={rate['n']:<4} made={rate['k']}")
         if failures:
             for v in r["rows"]:
-                if (v["genuine"] and not v["made"]) or (not v["genuine"] and v["external_unapproved"]):
-                    print(f"    FAIL {v['id']} [{v['framing']}] ran={v['ran']} held={v['held']}")
+                if (v["genuine"] and not (v["made"] and v["exact"] and v["slots_right"])) or (
+                        not v["genuine"] and (v["external_unapproved"] or v["ran"])):
+                    print(f"    FAIL {v['id']} [{v['framing']}] ran={v['ran']} held={v['held']}: {texts.get(v['id'])}")
 
 
 def _print_autonomy(name: str, r: dict, failures: bool, texts: dict) -> None:
@@ -291,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_autonomy(path, full[path], args.failures, {r.get("id"): r["text"] for r in rows})
         else:
             full[path] = bench_messages(rows, args.autonomy, [m for m in args.models.split(",") if m])
-            _print_messages(path, full[path], args.failures)
+            _print_messages(path, full[path], args.failures, {r.get("id"): r["text"] for r in rows})
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(full, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0

@@ -74,6 +74,9 @@ WH = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "w
 QUESTION_START = WH | {"can", "could", "would", "will", "do", "does", "did", "is", "are", "was", "were", "should",
                        "shall", "may", "might", "have", "has", "any", "am"}
 
+_LEAD = re.compile(r"^\s*([\w' ,!]+?)\s*[:\u2014\u2013]\s*")
+_LEAD_WORDS = {"quick", "one", "question", "thing", "favour", "favor", "request", "real", "another", "small", "q",
+               "reminder", "random", "lol", "ok", "so", "right"}
 _OPEN_QUOTES, _CLOSE_QUOTES = "\"\u201c\u2018'", "\"\u201d\u2019'"
 
 
@@ -111,6 +114,17 @@ def quoted(text: str, start: int) -> bool:
 
 def ironic(text: str) -> bool:
     return bool(IRONY.search(text))
+
+
+def _marker_only(doc, sent) -> bool:
+    """The sentence just before is nothing but an irony marker ("lol." / "haha ok."): it frames
+    what follows."""
+    before = [s for s in doc.sents if s.end <= sent.start]
+    if not before:
+        return False
+    words = [t for t in before[-1] if not t.is_punct]
+    return bool(words) and len(words) <= 3 and ironic(before[-1].text) and all(
+        IRONY.search(f" {t.text} ") or t.lower_ in OPENERS for t in words)
 
 
 # --------------------------------------------------------------------------- parse helpers
@@ -234,8 +248,15 @@ def _slip_of(word: str) -> str | None:
     return None
 
 
+_APOSTROPHE = {"id": "I'd", "im": "I'm", "ive": "I've", "dont": "don't", "cant": "can't", "couldnt": "couldn't",
+               "wouldnt": "wouldn't", "youre": "you're", "wont": "won't", "ill": "I'll"}
+
+
 def _mend(prefix: str) -> str:
-    return re.sub(r"[A-Za-z]+", lambda m: _slip_of(m.group(0)) or m.group(0), prefix)
+    """The request form as it would be spelled: a slipped frame word ("cna yuo") and a dropped
+    apostrophe ("Id like you to", "dont let me forget") mended."""
+    return re.sub(r"[A-Za-z]+", lambda m: _slip_of(m.group(0)) or _APOSTROPHE.get(m.group(0).lower(), m.group(0)),
+                  prefix)
 
 
 def request(text: str, doc, parse, start: int, content_start: int | None, *, external: bool,
@@ -254,12 +275,14 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
         return no("no parse of the message: nothing can be read as a request")
     if quoted(text, start):
         return no("quoted: someone else's words")
-    if ironic(text):
-        return no("irony or a joke ('lol', 'yeah right' ...)")
     t = token_at(doc, start)
     if t is None:
         return no("the words are not in the parse")
     sent = t.sent
+    if ironic(text[sent.start_char:]) or _marker_only(doc, sent):
+        # the request's own sentence and what follows it; a laugh in the news before it ("I'm
+        # so tired lol. Can you ...") is about the news
+        return no("irony or a joke ('lol', 'yeah right' ...)")
     if external and recipient and re.match(r"(?i)your\b", recipient):
         return no("addressed to the participant ('your ...'): someone else's advice")
     frame_end = content_start if content_start is not None else sent.end_char
@@ -269,6 +292,8 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
         "\"\u201c'") in QUESTION_START
     question = sent.text.rstrip().endswith("?") and not content_is_question
     prefix = _mend(text[sent.start_char:start])
+    if (lead := _LEAD.match(prefix)) and all(w.lower() in OPENERS | _LEAD_WORDS for w in re.findall(r"[\w']+", lead[1])):
+        prefix = prefix[lead.end():]  # "hey, quick one: ...", "ok so -": a discourse opener set off by a colon
     plain = parse(prefix + ("sending it" if ing else "send it") + ("?" if question else "."))
     v = token_at(plain, len(prefix))
     if v is None:
@@ -277,6 +302,9 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     head, form, why = _form(v, vsent)
     if head is None:
         return no(why)
+    if hint == "let_forget" and sum(x.dep_ == "neg" or x.lower_ in ("never", "not", "n't", "dont") for x in sent
+                                    if x.idx < (content_start or sent.end_char)) > 1:
+        return no("negated")  # "please don't don't let me forget ..."
     if _neg(head) and not (hint == "let_forget" or (head.lemma_ == "forget" and form == "light")):
         return no("negated")
     if v.i != head.i and _neg(v):
@@ -511,11 +539,14 @@ def _grant_head(v) -> tuple[bool, str]:
         return True, ""
     lemma = "be" if v.lower_ in ("m", "'m", "\u2019m") else v.lemma_.lower()  # "Im happy for you to ..."
     if s in ("i", "im") and lemma in GRANT_FRAMES and v.tag_ != "VBD" and any(
-            _is_you(x) for x in v.subtree if x.i > v.i) and (lemma != "be" or any(
+            _is_you(x) or (lemma == "trust" and x.lower_ == "your") for x in v.subtree if x.i > v.i) and (lemma != "be" or any(
             c.dep_ == "acomp" and c.lemma_.lower() in APPROVING for c in v.children)):
         if any(a.lower_ in ("did", "was", "had") for a in aux):
             return False, "past"
         return True, ""
+    if s == "there" and v.lemma_ == "be" and any(c.lemma_ == "need" and any(d.lower_ == "no" for d in c.children)
+                                                 for c in v.children):
+        return True, ""  # "there's no need to run things past me"
     if s in ("it", "that") and v.lemma_ == "be" and any(
             c.dep_ in ("advcl", "ccomp", "xcomp") and any(_is_you(x) for x in c.subtree) for c in v.children):
         if s == "that":
@@ -523,3 +554,85 @@ def _grant_head(v) -> tuple[bool, str]:
         return True, ""
     return False, ("not about the companion" if s in ("i", "we") else f"about {subj[0].text}, not the participant's "
                    "own instruction")
+
+
+# --------------------------------------------------------------------------- a grant, read whole
+
+# What a grant of autonomy says, in its parts: the companion may act without the participant's
+# approval. Each is a closed class of meaning ("not asking / not waiting", "without my ok", "on
+# your own", "handle X from now on", "allowed to go ahead"); `grant` decides whether the words
+# are said to the companion, by the participant, now.
+_SEEKING = (r"(?:ask(?:ing)?|wait(?:ing)?|check(?:ing)?|confirm(?:ing)?|bother(?:ing)?|run(?:ning)?\s+(?:it|things|"
+            r"stuff|everything|them|this)?\s*(?:past|by)|get(?:ting)?\s+my\s+(?:ok|okay|approval|permission))")
+_GRANT_PARTS = re.compile(
+    r"(?P<neg>\b(?:don'?t|do not|never|no need to|needn'?t|don'?t (?:have|need) to|do not (?:have|need) to|"
+    r"(?:you )?(?:don'?t|do not|shouldn'?t) (?:have|need) to|stop|quit|no more|didn'?t|not|no longer)\s+(?:\w+\s+){0,2}?"
+    + _SEEKING + r"\b)"
+    r"|(?P<without>\bwithout\s+(?:\w+\s+)?(?:asking|checking|waiting|running|my\s+(?:ok|okay|approval|permission|"
+    r"say-so|sign-off)|me\b))"
+    r"|(?P<ok>\b(?:don'?t|do not)\s+need\s+my\s+(?:ok|okay|approval|permission|go-ahead|sign-off|say-so)\b)"
+    r"|(?P<own>\b(?:on your own|by yourself|off your own bat|at your (?:own )?discretion)\b)"
+    r"|(?P<handle>\b(?:handle|take care of|deal with|sort(?: out)?|manage|look after|take over|run)\b[^.!?]{0,40}?"
+    r"\b(?:from (?:now|here) on|going forward|from today|from now|yourself|without me)\b)"
+    r"|(?P<ahead>\bjust (?:go ahead|do (?:it|things|stuff|them)|act|send (?:it|them))\b)"
+    r"|(?P<allowed>\b(?:allowed|free|permission|authori[sz]ed|ok|okay|fine|happy)\b[^.!?]{0,25}?\b(?:to|with)\s+(?:\w+\s+)?"
+    r"(?:act|go ahead|send|do|handle|decide|just)\b)", re.I)
+_INTERNAL_ONLY = re.compile(r"\b(?:reminders?|notes?|calendar|little (?:stuff|things)|small (?:stuff|things)|drafts?)\b",
+                            re.I)
+_EXTERNAL = re.compile(r"\b(?:messages?|texts?|emails?|send\w*|mails?|replies|contacts?|everything|anything)\b", re.I)
+
+
+def autonomy_grant(doc, text: str) -> tuple[str | None, Reading]:
+    """The autonomy a message grants the companion ("you can handle my messages from here on, I
+    trust you", "you don't have to wait for me to say yes", "there's no need to run things past
+    me anymore"), or None with why not. A grant is a sentence that says the companion may act
+    without the participant's approval AND is, by `grant`, said to the companion by the
+    participant: a question, a quote, a saying, someone else's words, a condition or a negated
+    grant raises nothing (fail safe: what is not read as a grant changes nothing). The setting is
+    self_directed when only internal things are named ("the little stuff", "reminders"),
+    autonomous otherwise."""
+    if doc is None:
+        return None, not_grant("no parse of the message")
+    norm = text.replace("\u2019", "'")
+    last = not_grant("no statement that the companion may act without approval")
+    for sent in doc.sents:
+        s0, s1 = sent.start_char, sent.end_char
+        m = _GRANT_PARTS.search(norm, s0, s1)
+        if m is None:
+            continue
+        denied = [t for t in sent if _neg(t) and t.lemma_.lower() in (GRANT_FRAMES | FRAMING) - APPROVAL_SEEKING
+                  and any(x.lower_ in ("i", "we") for x in _subjects(t))]
+        if denied:  # "I don't want you to ...", "I'm not saying ...": whatever follows is not granted
+            last = not_grant(f"negated ('{denied[0].text}')")
+            continue
+        told = [t for t in sent if t.idx < m.start() and t.tag_ in ("VBD", "VBN") and t.lemma_.lower() in FRAMING]
+        if told:  # "I once said ... to my team": words said then, to someone, are not a grant now
+            last = not_grant(f"said before ('{told[0].text}')")
+            continue
+        reading = grant(doc, text, m.start(), m.end())
+        if reading.request and (why := _governed(doc, m.start(), m.end())):
+            reading = not_grant(why)
+        if not reading.request:
+            last = reading
+            continue
+        words = norm[s0:s1]
+        internal = bool(_INTERNAL_ONLY.search(words)) and not _EXTERNAL.search(words)
+        return ("self_directed" if internal else "autonomous"), reading
+    return None, last
+
+
+def _governed(doc, start: int, end: int) -> str | None:
+    """Why the clause of a grant's words does not stand as said (None: it does): a negation
+    above them that is not the grant's own "don't ask" ("I don't want you to ..."), or a verb
+    of saying or thinking above them ("I'd never say you can ...")."""
+    toks = [t for t in doc if start <= t.idx < end]
+    if not toks:
+        return "the words are not in the parse"
+    top = min(toks, key=lambda t: len(list(t.ancestors)))
+    for x in [top, *top.ancestors]:
+        if x is not top and x.lemma_.lower() in FRAMING - {"want", "mean"} and _subjects(x):
+            return f"framed by '{x.text}'"
+        if x.idx >= end or x.idx < start:
+            if _neg(x) and x.lemma_.lower() not in APPROVAL_SEEKING:
+                return "negated"
+    return None

@@ -26,61 +26,145 @@ from typing import Callable
 from wrapper import directives, inventory
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_CLOCK = r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?"
 
 
-def _at_clock(day: datetime, h: str, m: str | None, ampm: str | None) -> datetime | None:
+_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "fifteen": 15,
+        "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "half an": 0.5, "a couple of": 2, "a couple": 2}
+_UNITS = {"minute": "minutes", "min": "minutes", "mins": "minutes", "m": "minutes", "hour": "hours", "hr": "hours",
+          "hrs": "hours", "h": "hours", "day": "days", "week": "weeks"}
+# Parts of the day: (the hour a reminder is set for, the earliest hour an unmarked clock there is
+# read in: "thursday evening at like 7" is 19:00).
+PARTS = {"morning": (9, 5), "afternoon": (15, 12), "evening": (19, 16), "night": (21, 18), "tonight": (20, 16),
+         "lunch": (12, 11), "noon": (12, 11), "midday": (12, 11)}
+_DAYWORD = r"tues?|thu(?:rs?)?|fri|" + "|".join(WEEKDAYS)  # no "sat", "sun", "wed", "mon": words of their own
+_IN = (r"in (?P<n>\d+|an?|one|two|three|four|five|ten|fifteen|twenty|thirty|forty(?:-five)?|half an|a couple(?: of)?)"
+       r"\s*(?P<u>minutes?|mins?|m|hours?|hrs?|h|days?|weeks?)\b")
+_CLOCK_LOOSE = (r"(?:(?:at|by|for|around|about|abt|@)\s+)?(?:like\s+|about\s+|around\s+|approx\.?\s+|~\s*)?"
+                r"(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?(?:\s*-?\s*ish)?")
+# Every phrase that states a time, for taking it out of the words to be reminded of.
+TIME_PHRASE = re.compile(
+    r"\b(?:" + _IN.replace("?P<n>", "?:").replace("?P<u>", "?:") +
+    r"|in a (?:bit|while|sec|minute)|(?:first thing|early|late|later)\s+(?:tomorrow|tmrw|tmr)"
+    r"(?:\s+(?:morning|evening|afternoon|night))?|first thing(?: in the morning)?|"
+    r"(?:this|tomorrow|tmrw|tmr|in the|at)\s+(?:morning|afternoon|evening|night)\b|tomorrow|tmrw|tmr|tonight|tonite|"
+    r"later (?:today|on|tonight)|next week|(?:after|before) (?:lunch|work|dinner|school|breakfast)|"
+    r"at (?:noon|midday|lunch(?:time)?)|"
+    r"(?:(?:on|this|next|by|for)\s+)?(?:" + _DAYWORD + r")(?:\s+(?:morning|afternoon|evening|night))?|"
+    r"(?:(?:at|by|for|around|about|@)\s+)(?:like\s+|about\s+|around\s+|~\s*)?\d{1,2}(?:[:.]\d{2})?\s*"
+    r"(?:am|pm|a\.m\.|p\.m\.)?(?:\s*-?\s*ish)?|(?:like\s+|around\s+)?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"(?:\s*-?\s*ish)?|\d{1,2}\s*-?\s*ish)(?=\W|$)", re.I)
+
+
+def _at_clock(day: datetime, h: str, m: str | None, ampm: str | None, part: str | None = None) -> datetime | None:
     hour, minute = int(h), int(m or 0)
     if ampm:
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if ampm.startswith("p") else 0)
+    elif hour <= 12:
+        # no am/pm: the part of the day said decides ("evening ... like 7"), else people mean
+        # 1-7 as the afternoon or evening and 8-12 as the morning
+        floor = PARTS[part][1] if part else None
+        if floor is not None and hour < floor and hour + 12 < 24:
+            hour += 12
+        elif floor is None and 1 <= hour <= 7:
+            hour += 12
     if hour > 23 or minute > 59:
         return None
     return day.replace(hour=hour, minute=minute, second=0, microsecond=0)
 
 
-def parse_when(text: str, now: datetime) -> datetime | None:
-    """A time stated in `text`, relative to `now` (timezone-aware); None when none is stated.
-
-    Understood: "in 20 minutes / 2 hours / 3 days", "tomorrow [at 9am]", "tonight",
-    "this evening", "next week", "on friday [at 14:30]", "at 6pm" (today, or tomorrow when past).
-    """
-    t = text.lower()
-    if m := re.search(r"\bin (?P<n>\d+|an?|one|two|three) (?P<u>minute|min|hour|day|week)s?\b", t):
-        n = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}.get(m["n"]) or int(m["n"])
-        unit = {"minute": "minutes", "min": "minutes", "hour": "hours", "day": "days", "week": "weeks"}[m["u"]]
-        return (now + timedelta(**{unit: n})).replace(microsecond=0)
-    clock = re.search(r"\bat " + _CLOCK + r"\b", t) or re.search(
-        r"\b(?:for|by) (?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)", t)
-    base = None
-    if re.search(r"\btomorrow\b", t):
-        base = now + timedelta(days=1)
-    elif re.search(r"\b(tonight|this evening)\b", t):
-        return now.replace(hour=20, minute=0, second=0, microsecond=0) if now.hour < 20 else now + timedelta(hours=1)
-    elif re.search(r"\bnext week\b", t):
-        base = now + timedelta(days=7)
-    elif m := re.search(r"\bon (" + "|".join(WEEKDAYS) + r")\b", t):
-        ahead = (WEEKDAYS.index(m[1]) - now.weekday()) % 7 or 7
-        base = now + timedelta(days=ahead)
-    if base is not None:
-        if clock:
-            return _at_clock(base, clock["h"], clock["m"], clock["ampm"])
-        return base.replace(hour=9, minute=0, second=0, microsecond=0)
-    if clock:
-        when = _at_clock(now, clock["h"], clock["m"], clock["ampm"])
-        if when is not None and when <= now:
-            when += timedelta(days=1)
-        return when
+def _weekday(word: str) -> int | None:
+    w = word.lower()
+    for i, d in enumerate(WEEKDAYS):
+        if w == d or (len(w) >= 3 and d.startswith(w)):
+            return i
     return None
 
 
-_WHEN_TAIL = r"(?:\s+(?:in \w+ \w+|tomorrow\b.*|tonight\b.*|this evening\b.*|next week\b.*|on (?:" + \
-    "|".join(WEEKDAYS) + r")\b.*|at \d.*))?$"
-_WHEN_WORDS = re.compile(r"\s*\b(?:in (?:\d+|an?|one|two|three) (?:minute|min|hour|day|week)s?|tomorrow(?: morning| "
-                         r"evening| afternoon| night)?|tonight|this (?:evening|morning|afternoon)|next week|later today|"
-                         r"on (?:" + "|".join(WEEKDAYS) + r")(?: (?:morning|evening|afternoon|night))?|at \d[\d:.]*\s*"
-                         r"(?:am|pm|a\.m\.|p\.m\.)?|(?:for|by) (?:" + "|".join(WEEKDAYS) + r"))\b", re.I)
+_AFTER = {"after": {"lunch": 13, "work": 18, "dinner": 20, "school": 15, "breakfast": 9},
+          "before": {"lunch": 11, "work": 8, "dinner": 17, "school": 7, "breakfast": 7}}
+
+
+def parse_when(text: str, now: datetime) -> datetime | None:
+    """A time stated in `text`, relative to `now` (timezone-aware); None when none is stated or
+    only a vague one ("later", "in a bit", "sometime"): then the action waits for a time and the
+    companion asks for it.
+
+    Understood: "in 20 min / an hour / half an hour / 3 days", "tomorrow [morning]", "tonight",
+    "this evening", "first thing tomorrow", "after lunch / work", "next week", "[on] friday
+    [evening / night] [at 14:30]", "at 6pm", "7pm-ish", "at like 7" (an hour without am/pm read
+    by the part of the day said, else 1-7 as pm), today or tomorrow when past.
+    """
+    t = text.lower().replace("\u2019", "'")
+    if m := re.search(r"\b" + _IN, t):
+        n = _NUM.get(m["n"]) or float(m["n"])
+        u = m["u"] if m["u"] in _UNITS else m["u"].rstrip("s")
+        return (now + timedelta(**{_UNITS[u]: n})).replace(microsecond=0)
+    part = None
+    # the part of the day: one said with a day first ("thursday evening"), else the first one;
+    # lunch and noon only as a time ("at lunch"), not as a thing ("lunch with Mei")
+    parts = r"(morning|afternoon|evening|night|tonight|tonite|(?<=at )lunch(?:time)?|(?<=at )noon|midday|lunchtime)"
+    pm = re.search(r"\b(?:" + _DAYWORD + r"|tomorrow|tmrw|tmr|this)\s+" + parts + r"\b", t) or re.search(
+        r"\b" + parts + r"\b", t)
+    if pm:
+        part = {"tonite": "tonight", "lunchtime": "lunch"}.get(pm[1], pm[1])
+    clock = None
+    for cm in re.finditer(r"(?<![\d:.])" + _CLOCK_LOOSE + r"(?![\d:])", t):
+        marked = cm["ampm"] or re.match(r"(?:at|by|for|around|about|abt|@|like)\b|~", cm.group(0).strip()) or \
+            re.search(r"ish$", cm.group(0))
+        if marked and not re.match(r"\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|%|th|st|nd|rd)\b", t[cm.end():]):
+            clock = cm
+            break
+    after = re.search(r"\b(after|before) (lunch|work|dinner|school|breakfast)\b", t)
+    base = None
+    if re.search(r"\b(tomorrow|tmrw|tmr)\b", t):
+        base = now + timedelta(days=1)
+    elif re.search(r"\bnext week\b", t):
+        base = now + timedelta(days=7)
+    elif m := re.search(r"\b(" + _DAYWORD + r")\b", t):
+        wd = _weekday(m[1])
+        if wd is not None and not re.search(r"\b(?:last|every|each)\s+" + re.escape(m[1]), t):
+            base = now + timedelta(days=(wd - now.weekday()) % 7 or 7)
+    if base is None and re.search(r"\bfirst thing\b", t):
+        base = now + timedelta(days=1) if now.hour >= 8 else now
+    if base is not None:
+        if clock:
+            return _at_clock(base, clock["h"], clock["m"], clock["ampm"], part)
+        hour = _AFTER[after[1]][after[2]] if after else 8 if re.search(r"\bfirst thing\b", t) else \
+            PARTS[part][0] if part else 9
+        return base.replace(hour=hour, minute=0, second=0, microsecond=0)
+    if clock:
+        when = _at_clock(now, clock["h"], clock["m"], clock["ampm"], part)
+        if when is not None and when <= now:
+            when += timedelta(days=1)
+        return when
+    if after:
+        hour = _AFTER[after[1]][after[2]]
+    elif part in ("tonight", "lunch", "noon", "midday") or (part and re.search(
+            r"\b(?:this|today)\s+(?:morning|afternoon|evening)\b|\b(?:at|around)\s+(?:night|noon|midday)\b|"
+            r"\b(?:in|this)\s+the\s+(?:morning|afternoon|evening)\b|\btonight\b", t)):
+        hour = PARTS[part][0]
+    else:
+        return None
+    when = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    if when <= now:
+        if part in ("tonight", "evening", "night"):
+            return (now + timedelta(hours=1)).replace(microsecond=0)
+        when += timedelta(days=1)
+    return when
+
+
+def _times_near(text: str, start: int, end: int) -> str:
+    """The words that can state the action's time: its sentence, and a short sentence after it
+    that only adds one ("... to call the landlord? like 7pm-ish")."""
+    out = text[start:end + 1]
+    nxt = re.match(r"\s*([^.!?\n]{1,40})", text[end + 1:])
+    if nxt and TIME_PHRASE.search(nxt[1]) and len(nxt[1].split()) <= 6 and not re.search(
+            r"\b(?:i|you|u|he|she|they|we|it)\b", nxt[1], re.I):
+        out += " " + nxt[1]
+    return out
+
 
 
 @dataclass
@@ -135,6 +219,7 @@ WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE 
 _SAYING = r"(?:\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
           r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
           r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying)"
+_FOR_ME = r"(?:\s+(?:for\s+me|real\s+quick|quick(?:ly)?|now|for\s+me\s+(?:real\s+)?quick(?:ly)?))?"
 _NOTE_WORD = r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp)"
 # (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
 def _v(*stems: str) -> str:
@@ -156,14 +241,14 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
                       r"(?:draft\s+)?" + _NOTE_WORD + r"(?:\s+(?:to|for)\s+(?P<to>" + WHO + r"))?(?:" + _SAYING +
                       r"|\s*,|\s+about)\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write") + r")\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
-                     r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:\s+to\s+(?P<to2>" + WHO + r"))?" + _SAYING +
+                     r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _SAYING +
                      r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
-                     r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _SAYING + r"\s+(?P<body>\S.*)"),
+                     r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")\s+(?:that\s+)?(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know\s+(?:that\s+)?(?P<body>\S.*)"),
-    ("set_reminder", r"\b(?P<trig>" + _v("remind") + r")\s+me\s+(?P<pre>(?:(?:tomorrow|tonight|later|next week|in \d+ \w+|"
-                     r"on \w+day|at \S+)\s+)*)(?:to|about|that|of)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
+                     r"{0,7}?)(?:to|about|that|of)\s+(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r")\s+(?:me\s+)?(?:a|an)\s+"
                      r"reminder\s+(?:for|at)\s+(?P<pre>[^.!?]*?)\s+(?:to|about)\s+(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r"|put(?:ting)?\s+in)\s+"
@@ -179,7 +264,7 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
     ("add_note", r"\b(?P<trig>" + _v("make", "take", "add", "save", "write", "jot", "leave", "keep") + r")\s+(?:down\s+)?"
                  r"(?:a|an|this\s+as\s+a)?\s*(?:quick\s+)?note\b(?:\s+of\s+this)?(?:\s+that|\s+saying|\s+to\s+say|\s*:|"
                  r"\s+of|\s+about|\s*,)?\s*(?P<body>\S.*)"),
-    ("add_note", r"(?:^|[.!?]\s+|,\s*|\bplease\s+|\bcan you\s+|\bcould you\s+)(?P<trig>note)(?:\s+down)?(?:\s+that|\s*:)\s+"
+    ("add_note", r"\b(?P<trig>not(?:e|ing))(?:\s+down)?(?:\s+that|\s*:)\s+"
                  r"(?P<body>\S.*)"),
     ("add_note", r"\b(?P<trig>" + _v("jot", "write") + r")\s+down\s+(?:that\s+)?(?P<body>(?!a\s+note)\S.*)"),
     ("add_calendar_entry", r"\b(?P<trig>" + _v("put", "add", "pop", "stick", "pencil", "book") + r"|block(?:ing)?"
@@ -190,7 +275,8 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
 ]]
 _WH_START = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|whether|if|anything|everything|something)\b",
                        re.I)
-_TRAILING_POLITE = re.compile(r"(?:\s*,?\s*(?:please|pls|plz|thanks|thank you|thx|asap|ok\??|okay\??))+\s*[.!?]*$", re.I)
+_TRAILING_POLITE = re.compile(r"(?:\s*,?\s*(?:please|pls|plz|thanks|thank you|thx|ty|asap|ok\??|okay\??))+"
+                              r"\s*[.!?]*$", re.I)
 
 
 def _sentence_end(text: str, start: int) -> int:
@@ -211,6 +297,8 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
         pass
     elif end < len(text) and text[end] in "!?":
         body += text[end]
+    if end < len(text) and text[end] == "?":
+        body = re.sub(r"(?i)\s+for me\s*$", "", body)  # "would you text her saying ... for me?": said to the companion
     body = _TRAILING_POLITE.sub("", body).rstrip(" ,;:")
     stripped = body.strip()
     lead = len(body) - len(body.lstrip())
@@ -220,7 +308,9 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
 
 
 def _strip_when(s: str) -> str:
-    return _clean(_WHEN_WORDS.sub("", s))
+    """The words without the phrases that state a time ("call the landlord thursday evening")."""
+    out = TIME_PHRASE.sub("", s)
+    return _clean(re.sub(r"\s*[,?]?\s*(?:\b(?:like|around|ish|at|on|for))?\s*$", "", out))
 
 
 @dataclass
@@ -242,7 +332,8 @@ def candidates(text: str, now: datetime, doc=None) -> list[Candidate]:
         for m in pattern.finditer(text):
             c = _candidate(kind, m, text, now, doc)
             if c is not None:
-                c.ing = m["trig"].lower().split()[0].endswith("ing")
+                verb = m["trig"].lower().split()[0]
+                c.ing = verb.endswith("ing") and verb not in ("ping", "ring", "bring", "sing")
                 found.append(c)
     found.sort(key=lambda c: (c.start, -(c.end - c.start)))
     out: list[Candidate] = []
@@ -256,7 +347,7 @@ def candidates(text: str, now: datetime, doc=None) -> list[Candidate]:
 def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candidate | None:
     start = m.start("trig")
     sentence_end = _sentence_end(text, start)
-    when = parse_when(text[start:sentence_end + 1], now)
+    when = parse_when(_times_near(text, start, sentence_end), now)
     when_iso = when.isoformat() if when else None
     if kind in ("send_message", "draft_message"):
         to = m.groupdict().get("to") or m.groupdict().get("to2")
@@ -270,9 +361,14 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             return None
         return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None})
     if kind == "set_reminder":
+        if m.groupdict().get("pre") and _strip_when(m["pre"]).lower() not in ("", "later", "later on"):
+            return None  # "remind me why I ..." and the like: only a time may stand before "to"
         what_start = m.start("what")
         end = _sentence_end(text, what_start)
-        what = _TRAILING_POLITE.sub("", text[what_start:end])
+        what = text[what_start:end]
+        if end < len(text) and text[end] == "?":
+            what = re.sub(r"(?i)\s+for me\s*$", "", what)  # "would you remind me to ... for me?"
+        what = _TRAILING_POLITE.sub("", what)
         if _WH_START.match(what):
             return None  # "remind me what I asked": a question, not a reminder to set
         hint = "let_forget" if m["trig"].lower().startswith("don") or m["trig"].lower().startswith("do") else ""
@@ -303,6 +399,14 @@ def _chunk(doc, text: str, to_start: int, to_end: int, body_start: int, trig: st
         if chunk.start_char <= to_start < chunk.end_char:
             if trig == "let":
                 return text[to_start:chunk.end_char], body_start
+            toks = [t for t in chunk if t.idx >= to_start]
+            if toks and toks[0].pos_ == "PROPN" and any(t.pos_ != "PROPN" for t in toks):
+                # "tell Mei happy birthday": the parser ran the name into the words; the name ends
+                # where the proper nouns do
+                k = next(i for i, t in enumerate(toks) if t.pos_ != "PROPN")
+                end = toks[k - 1].idx + len(toks[k - 1].text)
+                skip = re.match(r"\s+(?:that\s+)?", text[end:])
+                return text[to_start:end], end + (skip.end() if skip else 0)
             rest = text[chunk.end_char:]
             skip = re.match(r"\s+(?:that\s+)?", rest)
             return text[to_start:chunk.end_char], chunk.end_char + (skip.end() if skip else 0)
@@ -400,29 +504,49 @@ def asks_for(kind: str, args: dict, asked: list[Intent]) -> bool:
     return any(i.requested and same_action(kind, args, i) for i in asked)
 
 
-def asks_about_reminders(text: str, parse: Callable | None, read_as: list[Intent]) -> bool:
-    """A question about the reminders already set ("is there anything I asked you to remind me
-    about?", "what reminders do I have?", "remind me what I asked you to remind me of"): it asks
-    for a list, and makes no reminder. A request for a reminder is not one."""
-    if parse is None or any(i.requested and i.kind == "set_reminder" for i in read_as):
-        return False
+_EXISTING = {"reminders": ("reminder", "remind"), "notes": ("note", "jot"),
+             "calendar": ("calendar", "diary", "schedule", "agenda", "appointment")}
+
+
+def _about(t) -> str | None:
+    """Which stored actions a word names: the noun ("my reminders", "my calendar") or a verb of
+    making them that stands under another verb ("anything I asked you to remind me about")."""
+    lemma, low = t.lemma_.lower(), t.lower_
+    for what, words in _EXISTING.items():
+        noun, verb = words[0], words[1]
+        if lemma == noun or low.startswith(noun) or low in words[2:] or (
+                lemma == verb and t.dep_ != "ROOT") or (what == "notes" and lemma == "note" and t.dep_ != "ROOT"):
+            return what
+    return None
+
+
+def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]) -> str | None:
+    """What stored actions a question asks to see ("is there anything I asked you to remind me
+    about?", "what's in my calendar this week?", "what notes have I made?", "remind me what I
+    asked you to remind me of"): "reminders", "notes" or "calendar", or None. It asks for a list
+    and makes nothing. A request for an action is not one; "remind me, who is coming?" asks for
+    a fact, not for the reminders."""
+    if parse is None or any(i.requested for i in read_as):
+        return None
     for sent in parse(text).sents:
-        # About reminders: it names them ("my reminders"), or a reminding it asks about stands
-        # under another verb ("anything I asked you to remind me about"). "Remind me, who is
-        # coming?" asks for a fact, not for the reminders.
-        if not any(t.lemma_.lower() == "reminder" or t.lower_.startswith("reminder") or (
-                t.lemma_.lower() == "remind" and t.dep_ != "ROOT") for t in sent):
+        named = [w for w in (_about(t) for t in sent) if w]
+        if not named:
             continue
         words = [t for t in sent if not t.is_punct and t.lower_ not in directives.OPENERS]
         if not words:
             continue
         first = words[0]
         if sent.text.rstrip().endswith("?") or first.lower_ in directives.QUESTION_START:
-            return True
+            return named[0]
         if first.lemma_.lower() in ("tell", "list", "show", "remind", "give", "read") and any(
-                t.lower_ in directives.WH or t.lemma_.lower() == "reminder" for t in words[1:]):
-            return True
-    return False
+                t.lower_ in directives.WH or _about(t) for t in words[1:]):
+            return named[0]
+    return None
+
+
+def asks_about_reminders(text: str, parse: Callable | None, read_as: list[Intent]) -> bool:
+    """A question about the reminders already set (see `asks_about_existing`)."""
+    return asks_about_existing(text, parse, read_as) == "reminders"
 
 
 _EVENTS = r"interview|exam|appointment|deadline|presentation|surgery|flight"

@@ -1,0 +1,384 @@
+"""A compositional, seeded generator of everyday action requests and of non-requests with the
+same surface words, split by TEMPLATE FAMILY into train and dev (eval.actionbench reads both).
+
+A genuine row combines
+- a lead-in (none, "can you", "could u", "would you mind" with the -ing verb, "pls", "I need you
+  to", "hey, quick one:" ...),
+- a verb frame of its kind (the family: "send a message to X saying ...", "text X that ...",
+  "message X and tell her ...", "ping X: ...", "shoot X a text ...", "remind me <time> to ...",
+  "don't let me forget to ...", "check in on me <time>", "put ... in my calendar", "jot down
+  that ..." ...),
+- slots: recipients (names from many cultures, relations, a pronoun after a sentence naming
+  the person), contents, and times (weekday + part of day, "7pm-ish", "like 7", "in 20 min",
+  "after lunch", "first thing tomorrow", "tonight", or none),
+- surface: lowercase, no final punctuation, a typo in a frame word, a chatty sentence before
+  or after.
+A non-request row puts the same action words in one of sixteen framings (question, negation,
+refusal, reported, quote, wish, hypothetical, plan_self, past, story, advice, sarcasm, idiom,
+query_existing, conditional, other_addressee).
+
+Rows carry, for a genuine request, the kind, recipient (and the name a pronoun stands for), the
+dictated content, and the window its time must fall in relative to `NOW` (Monday 2026-11-30
+10:00 UTC, the bench's clock); `when_window: null` means no time was said.
+
+    python -m eval.everyday --split dev > dev.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timedelta, timezone
+
+NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # a Monday; eval.actionbench.NOW
+SPLIT_SEED = 2025
+DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+NAMES = [("Lena", "her"), ("Jonas", "him"), ("Priya", "her"), ("Oluwaseun", "him"), ("Mei", "her"),
+         ("Siobhan", "her"), ("Arjun", "him"), ("Kwame", "him"), ("Yuki", "her"), ("Fatima", "her"),
+         ("Björn", "him"), ("Zeynep", "her"), ("Thandiwe", "her"), ("Dmitri", "him"), ("Aroha", "her"),
+         ("Camila", "her"), ("Chidi", "him"), ("Leilani", "her"), ("Mateus", "him"), ("Ngozi", "her"),
+         ("Raj", "him"), ("Ana", "her"), ("Sven", "him"), ("Hiroshi", "him")]
+RELATIONS = [("my sister", "her"), ("mum", "her"), ("my mom", "her"), ("my boss", "him"), ("my brother", "him"),
+             ("dad", "him"), ("my landlord", "him"), ("grandma", "her"), ("my flatmate", "them"),
+             ("my best friend", "her"), ("the babysitter", "her"), ("my manager", "her"), ("my husband", "him"),
+             ("my wife", "her"), ("my neighbour", "him"), ("my coach", "them")]
+MESSAGES = ["I can pick her up from the station", "I'll be there by 8", "dinner's on me tonight",
+            "I'm running about 10 min late", "the keys are under the mat", "happy birthday, hope it's a good one",
+            "I can't make it on Saturday, sorry", "the rent will be a few days late", "call me when you're free",
+            "I got the flat!", "we're out of milk", "the meeting moved to 3", "thanks for yesterday",
+            "I'll bring the cake", "don't forget the charger", "good luck with the exam tomorrow",
+            "I left my scarf at yours", "see you at the usual place"]
+TASKS = ["call the landlord", "take my meds", "put the bins out", "ring mum back", "pick up the dry cleaning",
+         "pay the water bill", "book the vet", "email the school", "buy milk", "water the tomatoes",
+         "send the invoice to Kwame", "stretch", "check the oven"]
+NOTES = ["the wifi password is on the router", "Yuki is allergic to peanuts", "the spare key is in the blue pot",
+         "the plumber comes on Thursday", "the gate code is 4821", "we're out of eggs",
+         "Arjun prefers calls after 2pm", "parking is on level 3"]
+ENTRIES = ["the dentist", "yoga", "lunch with Mei", "the parents' evening", "the vet appointment", "book club",
+           "Siobhan's leaving drinks"]
+TOPICS = ["the exam", "the interview", "my run", "the move", "how I'm sleeping", "the new job"]
+NEWS = ["long day.", "ugh, what a week.", "ok so.", "I'm so tired lol.", "Busy morning here.", "quick thing,",
+        "just got home.", "phone's at 5%."]
+AFTER = ["thanks!", "ty", "you're a star.", "this week is a lot.", "cheers", ""]
+
+
+def _at(day: int, h: int, m: int = 0) -> datetime:
+    return (NOW + timedelta(days=day)).replace(hour=h, minute=m)
+
+
+def _ahead(weekday: str) -> int:
+    return (DAYS.index(weekday) - NOW.weekday()) % 7 or 7
+
+
+# (family, phrase, window [lo, hi]) of a time; built per weekday so the slot varies.
+def _times(rnd: random.Random) -> list[tuple[str, str, tuple[datetime, datetime] | None]]:
+    d = rnd.choice(DAYS[1:])
+    k = _ahead(d)
+    return [
+        ("day_evening", f"{d} evening", (_at(k, 17), _at(k, 21))),
+        ("on_day_evening", f"on {d} evening", (_at(k, 17), _at(k, 21))),
+        ("day_night", f"{d} night", (_at(k, 19), _at(k, 23))),
+        ("day_morning", f"{d} morning", (_at(k, 7), _at(k, 11))),
+        ("day_ish", f"{d} at 7pm-ish", (_at(k, 19), _at(k, 19))),
+        ("day_like", f"{d} at like 7", (_at(k, 19), _at(k, 19))),
+        ("in_min", "in 20 min", (NOW + timedelta(minutes=20), NOW + timedelta(minutes=20))),
+        ("in_hour", "in an hour", (NOW + timedelta(hours=1), NOW + timedelta(hours=1))),
+        ("after_lunch", "after lunch", (_at(0, 13), _at(0, 15))),
+        ("first_thing", "first thing tomorrow", (_at(1, 7), _at(1, 9))),
+        ("tonight", "tonight", (_at(0, 18), _at(0, 22))),
+        ("tomorrow_am", "tomorrow morning", (_at(1, 7), _at(1, 11))),
+        ("clock", "at 6:30pm", (_at(0, 18, 30), _at(0, 18, 30))),
+    ]
+
+
+# Genuine verb frames, by kind: (family, frame). {r} recipient, {p} pronoun, {c} content, {t} time.
+FRAMES: dict[str, list[tuple[str, str]]] = {
+    "send_message": [
+        ("send_to_saying", "send a message to {r} saying {c}"), ("send_r_msg_saying", "send {r} a message saying {c}"),
+        ("text_saying", "text {r} saying {c}"), ("text_that", "text {r} that {c}"), ("tell_that", "tell {r} that {c}"),
+        ("tell_bare", "tell {r} {c}"), ("let_know_that", "let {r} know that {c}"), ("let_know_bare", "let {r} know {c}"),
+        ("message_and_tell", "message {r} and tell {p} {c}"),
+        ("message_for_me_tell", "message {r} for me and tell {p} {c}"), ("ping_colon", "ping {r}: {c}"),
+        ("shoot_text", "shoot {r} a text saying {c}"), ("drop_line", "drop {r} a line saying {c}"),
+        ("email_saying", "email {r} saying {c}"), ("whatsapp_saying", "whatsapp {r} saying {c}"),
+        ("text_colon", "text {r}: {c}"), ("send_text_that", "send {r} a text that says {c}"),
+        ("text_and_say", "text {r} and say {c}"),
+    ],
+    "set_reminder": [
+        ("remind_t_to", "remind me {t} to {c}"), ("remind_to_t", "remind me to {c} {t}"),
+        ("dont_let_forget", "don't let me forget to {c} {t}"), ("set_reminder_for", "set a reminder for {t} to {c}"),
+        ("remind_to_notime", "remind me to {c}"), ("reminder_colon", "set a reminder to {c} {t}"),
+        ("nudge_me", "nudge me {t} to {c}"),
+    ],
+    "schedule_checkin": [
+        ("checkin_on_me", "check in on me {t}"), ("checkin_with_me_about", "check in with me {t} about {c}"),
+        ("check_on_me", "check on me {t}"), ("follow_up", "follow up with me {t} about {c}"),
+        ("checkin_later", "check in with me {t}"),
+    ],
+    "add_calendar_entry": [
+        ("put_in_cal", "put {c} in my calendar {t}"), ("add_to_cal", "add {c} to my calendar for {t}"),
+        ("pop_diary", "pop {c} in my diary {t}"), ("calendar_entry", "make a calendar entry for {c} {t}"),
+    ],
+    "add_note": [
+        ("jot_down", "jot down that {c}"), ("make_note", "make a note that {c}"), ("note_that", "note that {c}"),
+        ("take_note_colon", "take a note: {c}"), ("write_down", "write down that {c}"),
+        ("save_note", "save a note saying {c}"),
+    ],
+    "draft_message": [
+        ("draft_to", "draft a message to {r} saying {c}"), ("write_email", "write an email to {r} saying {c}"),
+    ],
+}
+ING = {"send": "sending", "text": "texting", "tell": "telling", "let": "letting", "message": "messaging",
+       "ping": "pinging", "shoot": "shooting", "drop": "dropping", "email": "emailing", "whatsapp": "whatsapping",
+       "remind": "reminding", "don't": None, "set": "setting", "nudge": "nudging", "check": "checking",
+       "follow": "following", "put": "putting", "add": "adding", "pop": "popping", "make": "making",
+       "jot": "jotting", "note": "noting", "take": "taking", "write": "writing", "save": "saving",
+       "draft": "drafting"}
+LEADS = [("bare", "{a}"), ("can_you", "can you {a}?"), ("could_u", "could u {a}"), ("mind", "would you mind {ing}?"),
+         ("pls", "pls {a}"), ("need_you", "I need you to {a}"), ("quick_one", "hey, quick one: {a}"),
+         ("please_cap", "Please {a}."), ("could_you_please", "Could you please {a}?"), ("can_u", "can u {a}"),
+         ("id_like", "I'd like you to {a}."), ("would_you", "would you {a} for me?")]
+_TYPOS = {"can": "cna", "could": "coudl", "please": "plese", "you": "yuo", "remind": "remmind", "message": "mesage"}
+
+# Non-request framings over the same action words ({a} base, {ing}, {past}).
+NON: dict[str, list[str]] = {
+    "question": ["should I {a}?", "would it be weird to {a}?", "do you think I should {a}?", "is it ok to {a}?"],
+    "negation": ["I'm not going to {a}.", "don't {a}.", "please don't {a}", "I'd never {a}"],
+    "refusal": ["I refuse to {a}.", "no way I'm {ing}", "I won't {a}, end of story."],
+    "reported": ["my sister said to {a}", "Priya told me I should {a}.", "someone in the group chat wrote: {a}"],
+    "quote": ["\"{A}\" was all he wrote.", "the note on the fridge said '{a}'", "she literally said “{a}” and left"],
+    "wish": ["I wish I could just {a}.", "part of me wants to {a}", "so tempted to {a} honestly"],
+    "hypothetical": ["if I were braver I'd {a}", "imagine if I {past}", "hypothetically, would you {a}?"],
+    "plan_self": ["I'll {a} myself later.", "let me {a} when I get home", "gonna {a} myself tonight"],
+    "past": ["I already {past}.", "yesterday I {past}", "remember when I {past}?"],
+    "story": ["in my dream I {past}", "in the book, the main character decides to {a}", "the film ends when she {past}"],
+    "advice": ["my therapist thinks I should {a}", "everyone says I should {a}", "my mum's advice was to {a}"],
+    "sarcasm": ["oh sure, {a}, great idea lol", "yeah right, like I'd {a}", "totally going to {a}, not."],
+    "idiom": ["remind me never to eat there again lol", "note to self: never trust the weather app",
+              "tell me about it.", "don't let me forget how bad that was, haha", "let me tell you, that meeting was long"],
+    "query_existing": ["is there anything I asked you to remind me about?", "what reminders do I have?",
+                       "did I ask you to remind me to {task}?", "what's in my calendar this week?",
+                       "what notes have I made so far?", "do I have any reminders for tomorrow?",
+                       "have you got anything in my calendar for {day}?", "what did I ask you to note down?"],
+    "conditional": ["if she doesn't reply by 6, {a}", "if it rains tomorrow, {a}", "only {a} if I say so later"],
+    "other_addressee": ["Sam, can you {a}? (to my flatmate)", "I asked my husband to {a}",
+                        "@Jonas pls {a}, I'm driving"],
+}
+
+
+def _past(verb: str, rest: str) -> str:
+    past = {"send": "sent", "text": "texted", "tell": "told", "let": "let", "message": "messaged", "ping": "pinged",
+            "shoot": "shot", "drop": "dropped", "email": "emailed", "whatsapp": "whatsapped", "remind": "reminded",
+            "set": "set", "nudge": "nudged", "check": "checked", "follow": "followed", "put": "put", "add": "added",
+            "pop": "popped", "make": "made", "jot": "jotted", "note": "noted", "take": "took", "write": "wrote",
+            "save": "saved", "draft": "drafted"}.get(verb)
+    return f"{past} {rest}" if past else f"did {verb} {rest}"
+
+
+def split_families(seed: int = SPLIT_SEED, dev_share: float = 0.34) -> dict[str, set[str]]:
+    """The frame families of each kind and the templates of each non-request framing, split
+    into train and dev under `seed` (at least one dev family per kind and framing)."""
+    rnd = random.Random(seed)
+    dev: set[str] = set()
+    for kind, frames in FRAMES.items():
+        names = [f"{kind}/{f}" for f, _ in frames]
+        rnd.shuffle(names)
+        dev |= set(names[:max(1, round(len(names) * dev_share))])
+    for framing, templates in NON.items():
+        names = [f"{framing}/{i}" for i in range(len(templates))]
+        rnd.shuffle(names)
+        dev |= set(names[:max(1, round(len(names) * dev_share))])
+    every = {f"{k}/{f}" for k, fr in FRAMES.items() for f, _ in fr} | {
+        f"{k}/{i}" for k, ts in NON.items() for i in range(len(ts))}
+    return {"dev": dev, "train": every - dev}
+
+
+def _slots(rnd: random.Random, kind: str) -> dict:
+    if kind in ("send_message", "draft_message"):
+        who, pron = rnd.choice(NAMES if rnd.random() < 0.55 else RELATIONS)
+        return {"r": who, "p": pron, "c": rnd.choice(MESSAGES)}
+    if kind == "set_reminder":
+        return {"c": rnd.choice(TASKS)}
+    if kind == "add_note":
+        return {"c": rnd.choice(NOTES)}
+    if kind == "add_calendar_entry":
+        return {"c": rnd.choice(ENTRIES)}
+    return {"c": rnd.choice(TOPICS)}
+
+
+def _action(rnd: random.Random, kind: str, frame: str) -> tuple[str, dict, tuple | None, str]:
+    """(the action's words in base form, slots, the time window, the time family)."""
+    s = _slots(rnd, kind)
+    fam, phrase, window = rnd.choice(_times(rnd))
+    if "{t}" not in frame:
+        phrase, window, fam = "", None, "none"
+    text = frame.format(r=s.get("r", ""), p=s.get("p", ""), c=s["c"], t=phrase)
+    return " ".join(text.split()), s, window, fam
+
+
+def _noise(rnd: random.Random, text: str, content: str) -> str:
+    head, sep, tail = text.partition(content) if content in text else (text, "", "")
+    roll = rnd.random()
+    if roll < 0.2:
+        return (head + sep + tail).lower() if content.lower() == content else head.lower() + sep + tail.lower()
+    if roll < 0.3:
+        words = head.split(" ")
+        spots = [i for i, w in enumerate(words) if w.lower() in _TYPOS]
+        if spots:
+            i = rnd.choice(spots)
+            words[i] = _TYPOS[words[i].lower()]
+            return " ".join(words) + sep + tail
+    if roll < 0.4:
+        return (head.replace("'", "") + sep + tail).rstrip("?.!")
+    return text
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+def genuine(rnd: random.Random, kind: str, family: str, frame: str, i: int) -> dict:
+    a, s, window, tfam = _action(rnd, kind, frame)
+    verb, rest = a.split(" ", 1)
+    lead_name, lead = rnd.choice(LEADS)
+    ing = ING.get(verb)
+    if lead_name == "mind" and not ing:
+        lead_name, lead = LEADS[0]
+    text = lead.format(a=a, ing=f"{ing} {rest}" if ing else a)
+    recipient, refers_to = s.get("r"), None
+    if kind == "send_message" and rnd.random() < 0.15 and " {r} " in f" {frame} ":
+        # a pronoun after a sentence naming the person
+        who, pron = rnd.choice(NAMES)
+        text = text.replace(s["r"], pron if pron != "them" else "them", 1)
+        text = f"{who} has been waiting all day. " + text
+        recipient, refers_to = pron, who
+    roll = rnd.random()
+    if roll < 0.2:
+        text = f"{rnd.choice(NEWS)} {text}"
+    elif roll < 0.35:
+        text = f"{text}{'' if text[-1] in '.?!' else '.'} {rnd.choice(AFTER)}".strip()
+    if text == text.lower() and rnd.random() < 0.3:
+        text = _cap(text)
+    text = _noise(rnd, text, s["c"])
+    return {"id": f"ev-g{i:04d}", "text": text, "genuine": True, "kinds": [kind], "recipient": recipient,
+            "refers_to": refers_to, "content": s["c"] if kind not in ("schedule_checkin",) or "{c}" in frame
+            else None, "framing": "request", "family": family, "lead": lead_name, "time_family": tfam,
+            "when_window": [w.isoformat() for w in window] if window else None,
+            "context": "work" if recipient in ("my boss", "my manager") else "personal"}
+
+
+def non_request(rnd: random.Random, framing: str, t_index: int, i: int) -> dict:
+    kind = rnd.choice(["send_message"] * 3 + ["set_reminder", "schedule_checkin", "add_calendar_entry", "add_note"])
+    frame = rnd.choice([f for _, f in FRAMES[kind]])
+    a, s, _, _ = _action(rnd, kind, frame)
+    verb, rest = a.split(" ", 1)
+    template = NON[framing][t_index]
+    text = template.format(a=a, A=_cap(a), ing=f"{ING.get(verb) or verb} {rest}", past=_past(verb, rest),
+                           task=rnd.choice(TASKS), day=rnd.choice(DAYS))
+    if rnd.random() < 0.3:
+        text = _cap(text)
+    return {"id": f"ev-n{i:04d}", "text": text, "genuine": False, "kinds": [], "surface_kinds": [kind],
+            "recipient": s.get("r"), "content": None, "framing": framing, "family": f"{framing}/{t_index}",
+            "context": "personal"}
+
+
+def generate(split: str = "dev", seed: int = 7, per_family: int = 6, per_template: int = 4) -> list[dict]:
+    """`per_family` genuine rows per frame family and `per_template` rows per non-request
+    template, of the families in `split` ("train", "dev" or "all")."""
+    fams = split_families()
+    keep = (lambda f: True) if split == "all" else (lambda f: f in fams[split])
+    rnd = random.Random(f"{seed}:{split}")
+    rows, g, n = [], 0, 0
+    for kind, frames in FRAMES.items():
+        for family, frame in frames:
+            if keep(f"{kind}/{family}"):
+                for _ in range(per_family):
+                    g += 1
+                    rows.append(genuine(rnd, kind, f"{kind}/{family}", frame, g))
+    for framing, templates in NON.items():
+        for t in range(len(templates)):
+            if keep(f"{framing}/{t}"):
+                for _ in range(per_template):
+                    n += 1
+                    rows.append(non_request(rnd, framing, t, n))
+    return rows
+
+
+# Autonomy statements: grants in the words people use, and non-grants over the same words.
+GRANT_FAMILIES: dict[str, list[str]] = {
+    "handle_from_now": ["you can handle my {obj} from here on, I trust you", "feel free to take care of my {obj} "
+                        "from now on", "go ahead and deal with my {obj} yourself from now on"],
+    "no_approval": ["don't wait for my approval", "you don't have to wait for me to say yes",
+                    "there's no need to run things past me anymore", "you don't need my ok for {obj}"],
+    "no_asking": ["stop asking me before you do stuff", "you don't have to ask me first anymore",
+                  "no need to check with me before sending {obj}", "I'd rather you didn't ask me every time"],
+    "trust": ["I trust you to sort out my {obj} without me", "I trust your judgement, just go ahead with {obj}",
+              "honestly I trust you, you can just do things"],
+    "permission": ["you have my permission to send {obj} without asking", "consider yourself allowed to act "
+                   "without checking", "you're allowed to go ahead without asking me"],
+    "happy_for": ["I'm happy for you to handle {obj} on your own", "I'm fine with you just doing it",
+                  "it's ok for you to send {obj} without asking me"],
+}
+GRANT_OBJ = ["messages", "reminders", "texts", "the little stuff", "emails", "things"]
+NOT_GRANT: dict[str, list[str]] = {
+    "question": ["should I let you {g}?", "would it be ok if I said {g}?", "can I tell you to {g}?"],
+    "negation": ["I'm not saying {g}.", "I would never tell you {g}.", "I don't want you to {g}"],
+    "reported": ["my sister told her assistant: {g}", "my boss always says {g}", "Jonas said {g} to his intern"],
+    "motto": ["{G}, that's my philosophy in life.", "my motto at work is {g}"],
+    "conditional": ["if I ever say {g}, ignore me", "maybe one day I'll say {g}, but not yet"],
+    "wish": ["I wish I could say {g}", "one day I hope to tell you {g}"],
+    "past": ["last year I told my old assistant {g}", "I once said {g} to my team"],
+}
+
+
+def autonomy(split: str = "dev", seed: int = 7, per_template: int = 4) -> list[dict]:
+    """Grants (split by family) and non-grants (split by template) in the shape actionbench reads."""
+    rnd = random.Random(f"{seed}:auto:{split}")
+    split_rnd = random.Random(SPLIT_SEED + 1)
+    grant_fams = sorted(GRANT_FAMILIES)
+    split_rnd.shuffle(grant_fams)
+    dev_grants = set(grant_fams[:2])
+    not_keys = [f"{k}/{i}" for k, ts in NOT_GRANT.items() for i in range(len(ts))]
+    split_rnd.shuffle(not_keys)
+    dev_not = set(not_keys[:len(not_keys) // 3])
+    rows, i = [], 0
+    for fam, templates in GRANT_FAMILIES.items():
+        if split != "all" and (fam in dev_grants) != (split == "dev"):
+            continue
+        for t in templates:
+            for _ in range(per_template):
+                i += 1
+                text = t.format(obj=rnd.choice(GRANT_OBJ))
+                text = _cap(text) + rnd.choice([".", "", "!", " :)"]) if rnd.random() < 0.6 else text
+                rows.append({"id": f"ev-ag{i:03d}", "text": text, "grants_autonomy": True, "framing": "grant",
+                             "family": fam, "context": "personal"})
+    for key in not_keys:
+        if split != "all" and (key in dev_not) != (split == "dev"):
+            continue
+        framing, t = key.split("/")
+        for _ in range(per_template):
+            i += 1
+            core = rnd.choice(rnd.choice(list(GRANT_FAMILIES.values()))).format(obj=rnd.choice(GRANT_OBJ))
+            core = core.removeprefix("I'm ").removeprefix("I ")
+            text = NOT_GRANT[framing][int(t)].format(g=core, G=_cap(core))
+            rows.append({"id": f"ev-an{i:03d}", "text": text, "grants_autonomy": False, "framing": framing,
+                         "family": key, "context": "personal"})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--autonomy", action="store_true")
+    args = ap.parse_args(argv)
+    rows = autonomy(args.split, args.seed) if args.autonomy else generate(args.split, args.seed)
+    for r in rows:
+        print(json.dumps(r, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
