@@ -3,7 +3,9 @@
 LABELS is JSON Lines, one labelled participant message a line:
 
     {"sample_id": "conv-26", "dia_id": "D3:5", "locus": "none|thread|episode|profile|companion_past",
-     "refs": ["D1:3"], "draw": "uniform|callback"}
+     "refs": ["D1:3"], "draw": "uniform|callback|session_first"}
+
+`session_first`: the first message of a session (drawn apart, as callbacks are; counted in "all").
 
 `speaker_a` of each LoCoMo conversation is the participant, `speaker_b` the companion. A message
 *needs memory* when its locus is episode, profile or companion_past (`refs`: the turns before the
@@ -35,7 +37,7 @@ from eval.readers import CorpusError
 
 LOCI = ("none", "thread", "episode", "profile", "companion_past")
 NEED = frozenset({"episode", "profile", "companion_past"})
-DRAWS = ("uniform", "callback")
+DRAWS = ("uniform", "callback", "session_first")
 WINDOW = 6  # the live recent window
 COMPARE = ("lexical", "dense")
 
