@@ -193,6 +193,15 @@ def autonomy_gate(p: Proposal, found: list[Message]) -> str | None:
     verification, so the reply path and background consolidation both pass it."""
     if p.kind != "preference" or p.attribute != "autonomy" or not _raising(p.setting):
         return None
+    # Both readers must agree: whatever the preference reader proposes, only a grant the structure
+    # reader finds in the whole message (directives.autonomy_grant), at least as high, may raise it
+    # (fail safe: a classifier's reading of "I don't want you acting on your own" raises nothing).
+    order = list(inventory.load().attributes["autonomy"].settings)
+    for m in found:
+        setting, reading = directives.autonomy_grant(nlp.parse(m.text), m.text)
+        if setting is None or order.index(setting) < order.index(p.setting):
+            return ("autonomy is raised only by an explicit statement to the companion: "
+                    + (reading.reason if setting is None else f"the words grant {setting}, not {p.setting}"))
     reasons = []
     for m in found:
         span = _evidence_span(m.text, p.evidence)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.gatesets import Case, Probe
+from eval.gatecases import Case, Probe
 
 DATA = Path(__file__).parent / "data" / "gate-callbacks-v1.json"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.gatecases import WINDOW, Case, Probe  # noqa: F401  (re-exported)
 from eval.metrics import auroc
 from memory import messages, registry
 from memory.context import TurnContext
@@ -39,27 +40,8 @@ MIX = DATA / "gate-mix-v1.json"
 HELDOUT = DATA / "gate-heldout-v1.json"
 HELDOUT2 = DATA / "gate-heldout-v2.json"  # written afterwards by another author
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
-WINDOW = 3
 NAMES = {"training": ["Alex", "Brigitte", "Chen", "Dario"], "validation": ["Elif", "Farid", "Greta"]}
 FIXTURE_SPLIT = {"training": ("U01", "U02"), "validation": ("U03",)}
-
-
-@dataclass
-class Probe:
-    text: str
-    needs: bool
-    as_of: int  # sees ordinals < as_of
-    gold: list[int] = field(default_factory=list)  # ordinals of the messages that answer it
-    kind: str = ""
-
-
-@dataclass
-class Case:
-    pid: str
-    rows: list[tuple[str, str]]  # (sender, text) in order; ordinal = position + 1
-    probes: list[Probe]
-    source: str
-    window: int = WINDOW  # the release's recent window; held-out cases use the live default (6)
 
 
 def _mix_case(pid: str, name: str, facts: list[dict], mix: dict, rng: random.Random) -> Case:

@@ -67,14 +67,14 @@ def test_rule_extractor_against_hand_written_claims():
     # "I'm 34, if you must know": an if-clause about the listener knowing is an aside, not a
     # condition; "We adopted a dog last spring": the pet noun read twice no longer cancels itself.
     assert GOLD_FACTS - facts == set()
-    # Preferences: 3 of 4 ("I hate long answers" is not in the phrase table: missed), none wrong.
+    # Preferences: 4 of 4 ("I hate long answers", a complaint, is read since the classifier learned
+    # other voices: issue 27), none wrong.
     assert prefs - GOLD_PREFS == set()
-    assert GOLD_PREFS - prefs == {("day1-20", "work", "verbosity", "brief")}
+    assert GOLD_PREFS - prefs == set()
     tp = len(facts & GOLD_FACTS) + len(prefs & GOLD_PREFS)
     fp = len(facts - GOLD_FACTS) + len(prefs - GOLD_PREFS)
     fn = len(GOLD_FACTS - facts) + len(GOLD_PREFS - prefs)
-    assert (tp, fp, fn) == (16, 0, 1)
-    assert round(tp / (tp + fn), 3) == 0.941  # recall 16/17, precision 16/16
+    assert (tp, fp, fn) == (17, 0, 0)  # recall 17/17, precision 17/17
     # Nothing from the companion's message, the quote, the hypothetical or the question.
     assert not {d for d, _ in facts} & {"day1-5", "day1-7", "day1-22"}
     assert {t for d, t in facts if d == "day1-8"} == {"has a friend"}  # nothing of the quote
@@ -104,8 +104,8 @@ def fixture_store(store, ana):
 def test_consolidate_the_fixture(fixture_store, ana):
     store = fixture_store
     report = extract.consolidate(store, ana)
-    assert report.messages == len(FIXTURE) and report.proposals == 17  # 13 + 1 learned facts, 3 preferences
-    assert report.verdicts == {"supported": 17}
+    assert report.messages == len(FIXTURE) and report.proposals == 18  # 13 + 1 learned facts, 4 preferences
+    assert report.verdicts == {"supported": 18}
     ages = [c for c in claims.all_(store, ana) if c.slot == "age"]
     assert [(c.text, c.status) for c in ages] == [("Is 34 years old", "superseded"), ("Is 35 years old", "current")]
     # One current value per slot, now and at every earlier bound.

@@ -609,6 +609,9 @@ def autonomy_grant(doc, text: str) -> tuple[str | None, Reading]:
         if told:  # "I once said ... to my team": words said then, to someone, are not a grant now
             last = not_grant(f"said before ('{told[0].text}')")
             continue
+        if why := _not_now_to_me(sent):
+            last = not_grant(why)
+            continue
         reading = grant(doc, text, m.start(), m.end())
         if reading.request and (why := _governed(doc, m.start(), m.end())):
             reading = not_grant(why)
@@ -619,6 +622,42 @@ def autonomy_grant(doc, text: str) -> tuple[str | None, Reading]:
         internal = bool(_INTERNAL_ONLY.search(words)) and not _EXTERNAL.search(words)
         return ("self_directed" if internal else "autonomous"), reading
     return None, last
+
+
+_CONDITION_MARKS = {"if", "unless", "once", "when", "whenever", "until", "till", "provided", "assuming"}
+_HEDGES = {"maybe", "perhaps", "someday", "eventually", "possibly"}
+_DISCOURSE = set("""okay ok please yes yeah yep no nope honestly seriously look listen right fine so well alright
+actually also now anyway anyways basically sure great cool thanks besides finally frankly really still then
+first plus otherwise overall lastly again today tonight tomorrow and but oh hey hi hello seriously right
+going forward from here on starting""".split())
+_OPENERS = {"hey", "hi", "hello", "ok", "okay", "so", "oh", "and", "well"}
+
+
+def _not_now_to_me(sent) -> str | None:
+    """Why a sentence that holds grant words grants nothing now to the companion (None: it may):
+    a condition or a hedge anywhere in it ("If you ever get good at this, maybe I'll let you ...",
+    "once you've learned ..."), a promise for later ("I'll let you ..."), or a name it is said to
+    ("Lucas, from now on you can ...": a person, not the companion)."""
+    toks = [t for t in sent if not t.is_space]
+    for t in toks:
+        low = t.lower_
+        if low in _CONDITION_MARKS and t.dep_ in ("mark", "advmod") and t.head.i != t.i:
+            return f"a condition ('{t.text}')"
+        if low in _HEDGES or (low == "day" and t.i > 0 and t.nbor(-1).lower_ in ("one", "some")):
+            return f"a hedge ('{t.text}')"
+        if low in ("let", "allow") and any(c.lower_ in ("'ll", "will", "might", "may") for c in t.children):
+            return f"a promise for later ('{t.text}')"
+    i = 0
+    while i < len(toks) and (toks[i].lower_ in _OPENERS or toks[i].is_punct):
+        i += 1
+    # "Lucas, ...", "hey Mei Ling, ...": capitalized words before a comma that are no discourse word
+    # (the parser often tags an unknown name a noun, so the capital decides; fail safe)
+    j = i
+    while j < len(toks) and toks[j].text[:1].isupper() and toks[j].is_alpha and toks[j].lower_ not in _DISCOURSE:
+        j += 1
+    if i < j <= i + 3 and j < len(toks) and toks[j].text == "," and toks[i].lower_ != "i":
+        return f"said to someone by name ('{toks[i].text}')"
+    return None
 
 
 def _governed(doc, start: int, end: int) -> str | None:
