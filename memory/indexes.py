@@ -11,10 +11,8 @@ bound too, so not even a later message's words leak into a score.
 Dense vectors are persisted in `message_vectors` (sqlite-vec on SQLite, pgvector on PostgreSQL)
 in the same transaction as their message; BM25 is rebuilt from text on start and needs no table
 of its own. A cold load reads a participant's rows in bulk: one query for the texts, one for the
-vectors (as one array, `store.read_vectors`; the vector index reads no text), and BM25's postings
-are built with numpy from all texts at once; the two indexes load side by side (the first to be
-asked starts the other on the store's loader thread), so a first query after a restart waits for
-the slower of the two. The vector buffer grows by chunks, never by copying what it holds, so no turn
+vectors (as one array, `store.read_vectors`), and BM25's postings are built with numpy from all
+texts at once. The vector buffer grows by chunks, never by copying what it holds, so no turn
 pays for a copy of the whole matrix.
 """
 
@@ -141,9 +139,7 @@ class _Index:
     def _new(self) -> _ParticipantIndex:
         raise NotImplementedError
 
-    columns = "id, ordinal, text"  # what `add` reads of each new message
-
-    def synced(self, participant: str, sibling: bool = True) -> _ParticipantIndex:
+    def synced(self, participant: str) -> _ParticipantIndex:
         idx = self._parts.get(participant)
         if idx is None:
             with self._lock:
@@ -152,9 +148,6 @@ class _Index:
         p = conn.execute(
             "SELECT next_ordinal, index_epoch FROM participants WHERE participant=?", (participant,)
         ).fetchone()
-        if p is not None and sibling and \
-                p["next_ordinal"] - (1 if p["index_epoch"] != idx.epoch else idx.next_ordinal) >= BULK:
-            self._load_sibling(participant)
         with idx.lock:
             if p is None:
                 idx.reset(-1)
@@ -163,7 +156,7 @@ class _Index:
                 idx.reset(p["index_epoch"])
             if p["next_ordinal"] > idx.next_ordinal:
                 rows = conn.execute(
-                    f"SELECT {self.columns} FROM messages WHERE participant=? AND ordinal>=? ORDER BY ordinal",
+                    "SELECT id, ordinal, text FROM messages WHERE participant=? AND ordinal>=? ORDER BY ordinal",
                     (participant, idx.next_ordinal),
                 ).fetchall()
                 if rows:
@@ -172,15 +165,6 @@ class _Index:
                     idx.ordinals.extend(ordinals)
                     idx.next_ordinal = int(ordinals[-1]) + 1
         return idx
-
-    def _load_sibling(self, participant: str) -> None:
-        """A cold load (a restart, a deletion): the other index of the store loads the same
-        participant at the same time, on the store's loader thread (one reads its vectors while
-        this one tokenizes), so the first query waits for the slower of the two, not their sum."""
-        other = next((ix for ix in (getattr(self.store, "bm25", None), getattr(self.store, "vectors", None))
-                      if ix is not None and ix is not self), None)
-        if other is not None:
-            self.store.load_soon(lambda: other.synced(participant, sibling=False))
 
     def forget(self, participant: str) -> None:
         with self._lock:
@@ -349,8 +333,6 @@ class VectorIndex(_Index):
         super().__init__(store)
         self.embedder = embedder or embeddings.default()
 
-    columns = "id, ordinal"  # a load reads no text (only a message stored without a vector needs it)
-
     def _new(self):
         return _Dense(self._fetch)
 
@@ -367,21 +349,9 @@ class VectorIndex(_Index):
         have[pos[ok]] = True
         missing = np.flatnonzero(~have).tolist()
         if missing:  # the scan must see every message
-            rows = self._with_text(participant, [rows[i] for i in missing])
-            out[missing] = self.embedder.encode([r[2] for r in rows])
-            self._store_missing(participant, rows, out[missing])
+            out[missing] = self.embedder.encode([rows[i][2] for i in missing])
+            self._store_missing(participant, [rows[i] for i in missing], out[missing])
         return out
-
-    def _with_text(self, participant: str, rows) -> list[tuple]:
-        """(id, ordinal, text) of the given (id, ordinal) rows (a message gone meanwhile: '')."""
-        texts: dict[int, str] = {}
-        ids = [int(r[0]) for r in rows]
-        for i in range(0, len(ids), 500):
-            part = ids[i: i + 500]
-            texts.update((r[0], r[1]) for r in self.store.conn.execute(
-                f"SELECT id, text FROM messages WHERE participant=? AND id IN ({','.join('?' * len(part))})",
-                (participant, *part)))
-        return [(r[0], r[1], texts.get(int(r[0]), "")) for r in rows]
 
     def complete(self, participant: str, msgs) -> None:
         """Embed and store the vectors of messages stored without them (`index_later`), unless

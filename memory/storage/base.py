@@ -60,7 +60,6 @@ class BaseStore:
         self._later_q: list = []
         self._pending: dict[str, int] = {}
         self._later_thread: threading.Thread | None = None
-        self._loader = None
         self._open(database)
         with self.transaction() as conn:
             migrations.apply(conn)
@@ -136,24 +135,6 @@ class BaseStore:
             self._pending[participant] = self._pending.get(participant, 0) + 1
             self._later_cv.notify_all()
 
-    def load_soon(self, fn) -> None:
-        """Run `fn()` on this store's loader thread (an index's cold load, memory.indexes), now,
-        beside the caller; a failure is logged (the index loads itself on its next use)."""
-        with self._lock:
-            if self._loader is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-index-load")
-            loader = self._loader
-
-        def run():
-            try:
-                fn()
-            except Exception:
-                log.exception("loading an index beside the first query failed; it loads at its next use")
-
-        loader.submit(run)
-
     def settle(self, participant: str | None = None) -> None:
         """Wait until the background work of `participant` (of everyone: None) is committed."""
         with self._later_cv:
@@ -198,9 +179,6 @@ class BaseStore:
 
     def close(self) -> None:
         self.settle()
-        if self._loader is not None:
-            self._loader.shutdown(wait=True)
-            self._loader = None
         with self._lock:
             for conn in self._all:
                 with contextlib.suppress(Exception):
