@@ -10,6 +10,7 @@ explicit statement to the companion about how it should act for the participant.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 import re
 from dataclasses import dataclass, fields
 from typing import Callable
@@ -166,6 +167,29 @@ def requested(text: str, now) -> list[intents.Intent]:
     return [i for i in read(text, now) if i.requested]
 
 
+def without_dictated(text: str, now) -> str:
+    """`text` less the words of what it asks the companion to send, note or remind: a message to
+    someone ("text mum saying please keep it short"), a note's or a reminder's words are for someone
+    or something else, never a statement of how the participant wants the companion to help."""
+    if isinstance(now, str):
+        now = datetime.fromisoformat(now)
+    elif now is None:  # only time words depend on it, not which words are dictated
+        now = datetime.now(timezone.utc)
+    for i in requested(text, now):
+        body = i.args.get("text")
+        end = text.find(body, i.at) if body else -1
+        if end >= 0:  # the request's words and what it dictates: "jot down that ...", "text mum saying ..."
+            end += len(body)
+            text = text[:i.at] + " " * (end - i.at) + text[end:]
+    return text
+
+
+def own_words(text: str, now) -> str:
+    """What preferences are read from: `intents.own_words` (no quotes, reports, idioms) of the
+    message without its dictated words."""
+    return intents.own_words(without_dictated(text, now))
+
+
 # ---------------------------------------------------------------- what may raise autonomy
 
 
@@ -198,7 +222,8 @@ def autonomy_gate(p: Proposal, found: list[Message]) -> str | None:
     # (fail safe: a classifier's reading of "I don't want you acting on your own" raises nothing).
     order = list(inventory.load().attributes["autonomy"].settings)
     for m in found:
-        setting, reading = directives.autonomy_grant(nlp.parse(m.text), m.text)
+        said = without_dictated(m.text, getattr(m, "ts", None))
+        setting, reading = directives.autonomy_grant(nlp.parse(said), said)
         if setting is None or order.index(setting) < order.index(p.setting):
             return ("autonomy is raised only by an explicit statement to the companion: "
                     + (reading.reason if setting is None else f"the words grant {setting}, not {p.setting}"))
@@ -390,7 +415,8 @@ def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[d
     # Read in the whole message, not only the sentences `intents.own_words` keeps: a sentence after the
     # grant that makes it a saying ("That's what my coach always says") takes it back, and
     # "... for me to say yes" is not reported speech. Quotes, frames and reports are `grant`'s.
-    setting, reading = directives.autonomy_grant(nlp.parse(msg.text), msg.text)
+    said = without_dictated(msg.text, msg.ts)  # "text Bob saying you can send without asking" grants nothing
+    setting, reading = directives.autonomy_grant(nlp.parse(said), said)
     if setting is None:
         return learned
     from memory.extract import preference_phrases

@@ -32,7 +32,7 @@ from memory.policies import Applied
 from memory.retrievers import Hit
 from memory.store import Store
 from memory.traces import Trace
-from wrapper import intents, render, selector
+from wrapper import render, selector
 from wrapper.actions import acted_by, default_when, propose
 from wrapper import tools as ix_tools
 from wrapper.inventory import load as inventory
@@ -103,7 +103,7 @@ def turn(
     clock.lap("log_message")
 
     # 2b ANSWER
-    learned = ix_state.learn(store, participant, msg, intents.own_words(msg.text))
+    learned = ix_state.learn(store, participant, msg, actions.own_words(msg.text, msg.ts))
     learned = actions.learn_autonomy(store, participant, msg, learned)
     sess = ix_state.load(store, participant, context, when.instant, settings.session_gap_minutes)
     clock.lap("learn")  # the preference read of the message is on the reply path: its cost is traced

@@ -220,3 +220,23 @@ def test_grant_words_said_to_a_person_under_a_condition_a_hedge_a_promise_or_a_r
         if _autonomy(store, who) in ("self_directed", "autonomous"):
             raised.append(text)
     assert raised == []
+
+
+@pytest.mark.parametrize("text, attribute", [
+    ("text mum saying please keep it short next time", "verbosity"),
+    ("send Solveig a message saying thank you for everything, I'd love more detail on the recipe", "verbosity"),
+    ("jot down that Priya prefers bullet points in her reports", "format"),
+    ("tell Bob that you can send stuff without asking me", "autonomy"),
+])
+def test_dictated_words_state_no_preference_of_the_participant(store, ana, home, text, attribute):
+    """What the participant asks the companion to send, note or remind is for someone or something
+    else: it changes none of their settings and the reply acknowledges nothing."""
+    before = cells.settings_for(store, ana, "personal").get(attribute)
+    r = turn(store, ana, text, settings=plain(home), at=NOW)
+    assert cells.settings_for(store, ana, "personal").get(attribute) == before
+    assert "Got it:" not in r.shown
+
+
+def test_the_same_words_said_to_the_companion_still_set_the_preference(store, ana, home):
+    r = turn(store, ana, "please keep it short next time", settings=plain(home), at=NOW)
+    assert "Got it:" in r.shown and cells.settings_for(store, ana, "personal").get("verbosity") in ("brief", "terse")
