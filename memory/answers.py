@@ -1143,6 +1143,11 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     rels = facts.lexicon()["relations"]
     asked_rels = {w for w in ask.words if w in rels}
     concept = _concept_of()
+    # a person the question names ("where Marisol lives", "Dani's sister") must be in the statement:
+    # a statement about someone else holds no answer about them (their never-told question says so)
+    named = {w.lower() for i, w in enumerate(re.findall(r"[A-Za-z][\w'-]*", ask.core))
+             if i and w[0].isupper() and w.lower() not in ("i", "i'm", "i'd", "i've") and w.lower() in ask.words}
+    named |= {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+'s\b", ask.core)} & set(ask.words)
     best, best_key = None, None
     cands = sorted(candidates, key=lambda c: c.ordinal)
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
@@ -1171,6 +1176,9 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
             # a relation asked about must be this message's (by its noun or a name given it)
             if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
                                       for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
+                continue
+            if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
+                                      | {n for n in alias if n in lem}):
                 continue
             values = _typed_values(sent, ask, asked, known)
             if own:  # about the participant: the value is said of them

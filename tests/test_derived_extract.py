@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+import companion.actions  # noqa: F401  (registers the autonomy gate with memory's verification)
 from memory import cells, claims, derived, extract
 from memory.messages import Message, append
 
@@ -105,7 +106,10 @@ def test_consolidate_the_fixture(fixture_store, ana):
     store = fixture_store
     report = extract.consolidate(store, ana)
     assert report.messages == len(FIXTURE) and report.proposals == 18  # 13 + 1 learned facts, 4 preferences
-    assert report.verdicts == {"supported": 18}
+    # "Don't ask me before you add notes": the classifier proposes autonomous, the grant reader reads
+    # only notes named (self_directed), and the two must agree (companion.actions.autonomy_gate,
+    # registered as the app registers it): the raise is refused, autonomy stays lower (fail safe)
+    assert report.verdicts == {"supported": 17, "unsupported": 1}
     ages = [c for c in claims.all_(store, ana) if c.slot == "age"]
     assert [(c.text, c.status) for c in ages] == [("Is 34 years old", "superseded"), ("Is 35 years old", "current")]
     # One current value per slot, now and at every earlier bound.
@@ -114,7 +118,9 @@ def test_consolidate_the_fixture(fixture_store, ana):
         assert len(slots) == len(set(slots))
     # "Just the short version" while work replies are already brief steps to terse (issue 25 item 4)
     assert cells.settings_for(store, ana, "work") == {"verbosity": "terse", "reasoning_visibility": "show"}
-    assert cells.settings_for(store, ana, "personal") == {"autonomy": "autonomous"}
+    # the refused raise above leaves personal autonomy at its default (the turn itself would learn the
+    # grant reader's self_directed: companion.actions.learn_autonomy; background consolidation does not)
+    assert cells.settings_for(store, ana, "personal") == {}
     # Idempotent: a second run sees nothing new; a rebuild arrives at the same profile.
     before = [(c.text, c.status, c.source_dayids) for c in claims.all_(store, ana)]
     assert extract.consolidate(store, ana).messages == 0
