@@ -167,15 +167,17 @@ def requested(text: str, now) -> list[intents.Intent]:
     return [i for i in read(text, now) if i.requested]
 
 
-def without_dictated(text: str, now) -> str:
+def without_dictated(text: str, now, asked: list[intents.Intent] | None = None) -> str:
     """`text` less the words of what it asks the companion to send, note or remind: a message to
     someone ("text mum saying please keep it short"), a note's or a reminder's words are for someone
     or something else, never a statement of how the participant wants the companion to help."""
-    if isinstance(now, str):
-        now = datetime.fromisoformat(now)
-    elif now is None:  # only time words depend on it, not which words are dictated
-        now = datetime.now(timezone.utc)
-    for i in requested(text, now):
+    if asked is None:  # `asked`: the message's requested actions, when the caller has read them
+        if isinstance(now, str):
+            now = datetime.fromisoformat(now)
+        elif now is None:  # only time words depend on it, not which words are dictated
+            now = datetime.now(timezone.utc)
+        asked = requested(text, now)
+    for i in asked:
         body = i.args.get("text")
         end = text.find(body, i.at) if body else -1
         if end >= 0:  # the request's words and what it dictates: "jot down that ...", "text mum saying ..."
@@ -184,10 +186,10 @@ def without_dictated(text: str, now) -> str:
     return text
 
 
-def own_words(text: str, now) -> str:
+def own_words(text: str, now, asked: list[intents.Intent] | None = None) -> str:
     """What preferences are read from: `intents.own_words` (no quotes, reports, idioms) of the
     message without its dictated words."""
-    return intents.own_words(without_dictated(text, now))
+    return intents.own_words(without_dictated(text, now, asked))
 
 
 # ---------------------------------------------------------------- what may raise autonomy
@@ -402,7 +404,8 @@ def answer(store: Store, participant: str, context: str, msg: Message, now,
 _RAISED = ("self_directed", "autonomous")
 
 
-def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[dict]) -> list[dict]:
+def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[dict],
+                   asked: list[intents.Intent] | None = None) -> list[dict]:
     """A grant of autonomy in the participant's own words that the preference reader missed or
     misread ("you don't have to wait for me to say yes" read as "ask me first"): learned from
     the structure of the sentence (wrapper.directives.autonomy_grant, which passes only an
@@ -415,7 +418,7 @@ def learn_autonomy(store: Store, participant: str, msg: Message, learned: list[d
     # Read in the whole message, not only the sentences `intents.own_words` keeps: a sentence after the
     # grant that makes it a saying ("That's what my coach always says") takes it back, and
     # "... for me to say yes" is not reported speech. Quotes, frames and reports are `grant`'s.
-    said = without_dictated(msg.text, msg.ts)  # "text Bob saying you can send without asking" grants nothing
+    said = without_dictated(msg.text, msg.ts, asked)  # "text Bob saying you can send without asking" grants nothing
     setting, reading = directives.autonomy_grant(nlp.parse(said), said)
     if setting is None:
         return learned

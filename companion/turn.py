@@ -103,8 +103,9 @@ def turn(
     clock.lap("log_message")
 
     # 2b ANSWER
-    learned = ix_state.learn(store, participant, msg, actions.own_words(msg.text, msg.ts))
-    learned = actions.learn_autonomy(store, participant, msg, learned)
+    asked = actions.requested(msg.text, when.instant)  # read once: both readers leave out what it dictates
+    learned = ix_state.learn(store, participant, msg, actions.own_words(msg.text, when.instant, asked))
+    learned = actions.learn_autonomy(store, participant, msg, learned, asked)
     sess = ix_state.load(store, participant, context, when.instant, settings.session_gap_minutes)
     clock.lap("learn")  # the preference read of the message is on the reply path: its cost is traced
     if handled := answer_pending(ctx, msg, settings, sess, trace, learned):
