@@ -31,7 +31,7 @@ class ScriptError(ValueError):
 
 def load_script(name: str = "benchchat-v1.json") -> dict:
     """A script by name in eval/data, or by path (a week written by someone else, same format:
-    version, why, participant, tz, context, turns [{at, text, recall?, unknown?, action?}])."""
+    version, why, participant, tz, context, turns [{at, text, recall?, unknown? | never_told?, action?, note?}])."""
     path = Path(name)
     if not path.is_file():
         found = resources.files("eval").joinpath("data", name)
@@ -43,6 +43,11 @@ def load_script(name: str = "benchchat-v1.json") -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ScriptError(f"{name}: not a JSON file ({e})") from None
     return validate_script(spec, name)
+
+
+# what a turn may hold; a field outside it is refused by name rather than silently ignored
+# ("never_told": true is the same marker as "unknown": "<what was never told>")
+_TURN_KEYS = frozenset({"at", "text", "recall", "unknown", "never_told", "action", "note"})
 
 
 def validate_script(spec, name: str = "script") -> dict:
@@ -84,6 +89,16 @@ def validate_script(spec, name: str = "script") -> dict:
         for key in ("unknown", "action"):
             if t.get(key) is not None and not isinstance(t[key], str):
                 raise ScriptError(f"{where}: '{key}' must be a string")
+        extra = sorted(set(t) - _TURN_KEYS)
+        if extra:
+            raise ScriptError(f"{where}: unknown field(s) {', '.join(map(repr, extra))}; a turn holds "
+                              f"{', '.join(sorted(_TURN_KEYS))}")
+        nt = t.get("never_told")
+        if nt is not None and not isinstance(nt, (bool, str)):
+            raise ScriptError(f"{where}: 'never_told' must be true/false or what was never told (a string)")
+        if nt and not t.get("unknown"):
+            # the other spelling of the marker: what the participant never said, asked about here
+            t["unknown"] = nt if isinstance(nt, str) else "never told"
     return spec
 
 

@@ -24,6 +24,7 @@ WEEK = {
         {"at": "2026-05-05T18:00", "text": "what's our parrot called again?", "recall": "Kiwi"},
         {"at": "2026-05-05T18:05", "text": "where does Oriane work?", "recall": ["Montreal", "a nurse"]},
         {"at": "2026-05-05T18:06", "text": "where does my cousin live?", "unknown": "the cousin's home"},
+        {"at": "2026-05-05T18:07", "text": "what's my dentist called?", "never_told": True},
         {"at": "2026-05-06T08:00", "text": "remind me to call the vet tomorrow at 9am", "action": "set_reminder"},
     ],
 }
@@ -39,13 +40,15 @@ def test_a_week_from_a_path_is_replayed_and_scored(tmp_path):
     r = _bench("--script", str(path), "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output.strip().splitlines()[-1])
-    assert out["script"] == "another-week-test" and out["turns"] == 7
+    assert out["script"] == "another-week-test" and out["turns"] == 8
     # what the participant saw: recall answered from what they said, the never-told one declined
     rows = out["rows"]
     assert rows[3]["reply"].startswith("Your parrot is called Kiwi")
     assert out["recall"] == {**out["recall"], "asked": 2, "right": 2}
     assert rows[5]["reply"] == "I don't think you've told me where your cousin lives."
-    assert out["never_told"] == {"asked": 1, "right": 1}
+    assert rows[6]["reply"].startswith("I don't think you've told me")
+    # "never_told": true is the other spelling of the never-told marker, counted the same
+    assert out["never_told"] == {"asked": 2, "right": 2}
     assert out["actions"] == {"requested": 1, "made": 1}
     assert out["quoted_questions"] == 0
 
@@ -56,6 +59,8 @@ def test_a_week_from_a_path_is_replayed_and_scored(tmp_path):
     ({**WEEK, "turns": [{"text": "hi", "at": "monday"}]}, "turn 1: 'at' 'monday' is not an ISO time"),
     ({**WEEK, "tz": "Mars/Olympus"}, "'tz' 'Mars/Olympus' is not a time zone name"),
     ({**WEEK, "turns": [{"text": "hi", "recall": 3}]}, "turn 1: 'recall' must be the fact"),
+    ({**WEEK, "turns": [{"text": "hi", "nevertold": True}]}, "turn 1: unknown field(s) 'nevertold'"),
+    ({**WEEK, "turns": [{"text": "hi", "never_told": 1}]}, "turn 1: 'never_told' must be true/false"),
 ])
 def test_a_script_that_cannot_be_replayed_is_refused_with_what_is_wrong(tmp_path, broken, message):
     path = tmp_path / "bad.json"
