@@ -94,6 +94,21 @@ def supports_tools(model: str) -> bool:
         return False
 
 
+def prefetch(model: str, messages: list[dict]) -> bool:
+    """Hand the next turn's opening (system prompt and history, no new message) to an in-process
+    backend that keeps a prompt cache (the embedded model: companion.backends.local), to evaluate
+    while the participant reads; any other model: nothing. Returns whether one started."""
+    model = resolve(model)
+    handler = _handlers.get(model.split("/", 1)[0])
+    fn = getattr(handler, "prefetch", None)
+    if fn is None:
+        return False
+    try:
+        return bool(fn(model.split("/", 1)[1], messages))
+    except Exception:  # an optimisation: never a fault of the turn
+        return False
+
+
 def _stream_in_process(handler, model, messages, max_tokens, out: queue.Queue, cancel: threading.Event,
                        tools=None) -> None:
     """A registered backend runs in this process: its chunks are read directly, without

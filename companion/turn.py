@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Callable
 
@@ -58,6 +58,7 @@ class Wrapped:
     calls: ix_tools.Calls = field(default_factory=ix_tools.Calls)
     path: str = "selector"
     ceiling: str | None = None  # the participant's own autonomy: external actions never exceed it
+    ix: dict | None = None  # what build_prompt was (or would have been) given: the next prompt opens alike
 
 
 class _Clock:
@@ -130,7 +131,20 @@ def turn(
             trace.interaction["acknowledged"] = ack
 
     # 8 log
-    return finish(ctx, msg, wrapped, sess, trace, state, clock, started, at)
+    result = finish(ctx, msg, wrapped, sess, trace, state, clock, started, at)
+    if wrapped.ix is not None and result.reply is not None:  # after the reply is stored and shown
+        prefetch_next(ctx, applied, wrapped.ix, settings, [msg, result.reply])
+    return result
+
+
+def prefetch_next(ctx: TurnContext, applied: Applied, ix: dict, settings: Settings, added: list) -> bool:
+    """The next turn's prompt without its question (system prompt, recent window with this turn's
+    message and reply), handed to an in-process model to evaluate while the participant reads
+    (gateway.prefetch): the next turn then evaluates only its message. Nothing is stored; the
+    next turn builds its own prompt as always, and a prompt that opens otherwise just misses."""
+    recent = (list(ctx.recent) + list(added))[-settings.recent_window:] if settings.recent_window else []
+    prompt = build_prompt(replace(ctx, text="", recent=recent), replace(applied, items=[]), ix)
+    return gateway.prefetch(settings.model, prompt[:-1])
 
 
 # ---------------------------------------------------------------- 2: what the later steps see
@@ -401,7 +415,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
         trace.fallbacks.append("model fault: the participant was told, no reply stored")
         return Wrapped(shown=None, path=path, selected=chosen)
     return Wrapped(shown=rendered.shown, reply_text=done.text, rendered=rendered,
-                   selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"])
+                   selected=chosen, proposals=proposals, calls=calls, path=path, ceiling=own["autonomy"],
+                   ix={"path": path, "found": found, "selected": before, "compact": grounded})
 
 
 def _generate(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace, path: str, found: dict,

@@ -12,7 +12,7 @@
 Consent records are deleted with the rest: the audit log keeps the minimal trace of the
 consent (versions accepted, when, when withdrawn) without the name or any text.
 The transaction also records a pending compaction (table `maintenance`). After the commit: the
-in-memory index caches are dropped, files registered with `on_erase_files` are removed, then VACUUM rewrites the database without the freed pages and a TRUNCATE
+in-memory index caches and the process's kept parses (memory.nlp) are dropped, files registered with `on_erase_files` are removed, then VACUUM rewrites the database without the freed pages and a TRUNCATE
 checkpoint empties the write-ahead log, so no byte of the participant's text stays in
 `companion.db`, `companion.db-wal` or `companion.db-shm`. Only then is the pending record
 removed; a process killed in between leaves it, and the next `Store` opened on the data
@@ -32,6 +32,7 @@ from typing import Callable
 
 from consent import audit, ledger
 from memory import limits
+from memory import nlp
 from memory import messages as messages_mod
 from memory.store import Store, StoreError, has_table, tables_with_column
 
@@ -163,6 +164,7 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
             conn.execute(f"PRAGMA secure_delete={int(prior)}")
     store.bm25.forget(participant)
     store.vectors.forget(participant)
+    nlp.forget()  # parses kept in this process hold the participant's words (memory/nlp.py)
     for hook in _FILE_HOOKS:
         for k, n in (hook(store, participant) or {}).items():
             result.files[k] = result.files.get(k, 0) + n

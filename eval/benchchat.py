@@ -179,6 +179,7 @@ class TurnRow:
     alone_first_sentence_s: float | None = None  # llama.cpp alone, to its first whole sentence
     prompt_tokens: int | None = None
     prompt_evaluated: int | None = None  # embedded model: prompt tokens llama.cpp evaluated (not from its cache)
+    prefetch_evaluated: int | None = None  # ... and after the turn, evaluating the next turn's opening
     latency_ms: dict = field(default_factory=dict)
 
 
@@ -269,7 +270,7 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
     rows: list[TurnRow] = []
     known = chatcheck.Known()
     baseline = Alone(resolved) if alone else None
-    engine = None
+    engine = prefetch_before = None
     if resolved.startswith("local/"):
         from companion.backends import local
 
@@ -313,6 +314,12 @@ def run(model: str | None = None, data_dir: str | None = None, script: str = "be
                           policy=(tr.interaction or {}).get("recall_answer") if tr else None)
             if engine is not None and row.prompt_tokens and engine.last_timings is not timings_before:
                 row.prompt_evaluated = engine.last_timings.get("prompt_n")
+            if engine is not None:
+                prefetched = engine._prefetch
+                engine.wait_prefetch()  # the next turn's opening, evaluated while they read: never timed against alone
+                if prefetched is not None and prefetched is not prefetch_before:
+                    row.prefetch_evaluated = engine.prefetch_timings.get("prompt_n")
+                prefetch_before = prefetched
             check(row, step, known, tr)
             if baseline is not None:
                 row.alone_ttft_s, row.alone_tokens_per_s, row.alone_first_sentence_s = baseline.first_token(step["text"])
@@ -392,6 +399,7 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
     model_turns = [r for r in rows[1:] if r.ttft_s is not None and r.completion_tokens]
     tps = [r.tokens_per_s for r in rows if r.tokens_per_s]
     evaluated = [r.prompt_evaluated for r in rows[1:] if r.prompt_evaluated is not None]
+    prefetched = [r.prefetch_evaluated for r in rows if r.prefetch_evaluated is not None]
     prompts_sent = [r.prompt_tokens for r in rows[1:] if r.prompt_tokens]
     alone_tps = [r.alone_tokens_per_s for r in rows if r.alone_tokens_per_s]
     return {
@@ -430,7 +438,10 @@ def summarise(rows: list[TurnRow], model: str, rss_start: float, script: str = "
         "prompt_tokens": {"turns": len(prompts_sent),
                           "median": statistics.median(prompts_sent) if prompts_sent else None,
                           "max": max(prompts_sent) if prompts_sent else None,
-                          "evaluated_median": statistics.median(evaluated) if evaluated else None},
+                          "evaluated_median": statistics.median(evaluated) if evaluated else None,
+                          "evaluated_max": max(evaluated) if evaluated else None,
+                          "prefetched": {"turns": len(prefetched),
+                                         "evaluated_median": statistics.median(prefetched) if prefetched else None}},
         "rss_mb": {"start": round(rss_start, 1), "end": rows[-1].rss_mb if rows else None,
                    "max": max(r.rss_mb for r in rows) if rows else None},
         "rows": [r.__dict__ for r in rows],

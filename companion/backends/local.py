@@ -76,6 +76,12 @@ PROMPT_CACHE_MIB = 0
 # whole history after the first changed message was read again every turn (~120 tokens, 10 s on a
 # loaded 2-core machine); with it ~30 (the new message and the previous reply's tail).
 CACHE_REUSE_TOKENS = 16
+# After a turn, the conversation as the next turn's prompt will open (system prompt and recent
+# window, without the question) is evaluated into the slot's cache in the background, while the
+# participant reads the reply: the next turn then evaluates only its question. Measured on the
+# scripted week: 63 prompt tokens evaluated at turn time (median; 108-283 after a turn the model
+# did not write, or a learned preference) -> see README "Speed". COMPANION_PREFETCH=0 turns it off.
+PREFETCH = os.environ.get("COMPANION_PREFETCH", "1").strip().lower() not in ("0", "false", "off", "no")
 
 # Token accounting used when fitting a long conversation into the context.
 _MIN_PROMPT_BUDGET = 256  # max_tokens is clamped so at least this much prompt fits
@@ -301,6 +307,19 @@ class _Result:
     looped: bool = False
 
 
+class _Held:
+    """`with _Held(lock):` releases a lock acquired just before (generate counts its wait first)."""
+
+    def __init__(self, lock):
+        self.lock = lock
+
+    def __enter__(self):
+        return self.lock
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
 class _Engine:
     def __init__(self, key: str, path: Path, n_ctx: int, n_threads: int):
         if "xllamacpp" not in sys.modules:
@@ -328,6 +347,10 @@ class _Engine:
         # reused from the cache): what bench chat reports as the prompt's real cost
         self.last_timings: dict = {}
         self._anchor: tuple[str, str] | None = None  # see _fit_messages
+        self._waiting = 0  # real requests waiting for the lock: a prefetch never starts before them
+        self._count = threading.Lock()
+        self._prefetch: threading.Thread | None = None
+        self.prefetch_timings: dict = {}  # llama.cpp's timings of the last prefetch (prompt_n evaluated)
 
         # xllamacpp always starts llama.cpp's HTTP front end; keep it off the
         # network: a Unix socket in a private directory, behind a random key.
@@ -412,7 +435,14 @@ class _Engine:
         max_tokens = max(1, min(int(max_tokens), self.n_ctx - _MIN_PROMPT_BUDGET))
         budget = self.n_ctx - max_tokens - _CTX_MARGIN
 
-        with self._lock:
+        with self._count:
+            self._waiting += 1
+        try:
+            self._lock.acquire()
+        finally:
+            with self._count:
+                self._waiting -= 1
+        with _Held(self._lock):
             if self._server is None or self._closing.is_set():
                 raise LocalModelError("the local model has been shut down")
             cpt = self._chars_per_token
@@ -453,6 +483,44 @@ class _Engine:
                     continue
                 raise LocalModelError(f"local model error: {error.get('message', error)}")
             raise LocalModelError("could not fit the conversation into the model's context window")
+
+    def prefetch(self, messages: list, max_tokens: int = 200) -> bool:
+        """Evaluate `messages` (the next request's opening: system prompt and history, without the
+        new message) into the slot's cache on a background thread; returns whether it started.
+        Nothing is shown or stored: one token is made and thrown away. A real request always comes
+        first: a prefetch does not start while one runs or waits, and replaces none."""
+        if not PREFETCH or self._closing.is_set() or self._waiting or self._lock.locked():
+            return False
+        msgs = _normalise(messages)
+        max_tokens = max(1, min(int(max_tokens), self.n_ctx - _MIN_PROMPT_BUDGET))
+        budget = self.n_ctx - max_tokens - _CTX_MARGIN
+
+        def work() -> None:
+            if not self._lock.acquire(blocking=False):
+                return
+            try:
+                if self._server is None or self._closing.is_set() or self._waiting:
+                    return
+                fitted, _ = _fit_messages(msgs, budget, self._chars_per_token, self._anchor)
+                request = {**sampling(self.key), "messages": fitted, "max_tokens": 1, "stream": True,
+                           "stream_options": {"include_usage": True}}
+                res, _, _ = self._run(request, None, None)  # one token, then the usage chunk with timings
+                self.prefetch_timings = dict(res.timings or {})
+            except Exception:  # noqa: BLE001 - a prefetch is an optimisation: never an error
+                pass
+            finally:
+                self._lock.release()
+
+        t = threading.Thread(target=work, name="local-llm-prefetch", daemon=True)
+        self._prefetch = t
+        t.start()
+        return True
+
+    def wait_prefetch(self, timeout: float | None = None) -> None:
+        """Until the last prefetch ended (benchmarks: no side is timed while it runs)."""
+        t = self._prefetch
+        if t is not None:
+            t.join(timeout)
 
     def _run(self, request, on_text, should_stop, stream=None):
         res = _Result()
@@ -598,6 +666,10 @@ class LocalLLM(CustomLLM):
         choice.finish_reason = res.finish_reason or "stop"
         setattr(response, "usage", Usage(**_usage_block(res)))
         return response
+
+    def prefetch(self, model, messages) -> bool:
+        """See `_Engine.prefetch`: the next turn's opening evaluated while the participant reads."""
+        return _get_engine(model).prefetch(messages)
 
     def streaming(self, model, messages, api_base=None, custom_prompt_dict=None, model_response=None,
                   print_verbose=None, encoding=None, api_key=None, logging_obj=None, optional_params=None,
