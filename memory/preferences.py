@@ -270,7 +270,7 @@ def _told_to_others(span) -> str | None:
         lemma = t.lemma_.lower()
         subj = [c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")]
         if (t.dep_ == "advcl" and lemma in w["conditional_verbs"]
-                and any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for c in t.children)
+                and any(c.dep_ == "mark" and c.lower_ == "if" for c in t.children)
                 and subj and all(s.lower_ in ("i", "we") or _person(s) for s in subj)):
             return "conditional: the wish waits on a request not yet made"
         if (lemma in ("tell", "ask", "say", "text", "email", "message", "remind") and any(s.lower_ in ("i", "we") for s in subj)
