@@ -15,7 +15,11 @@ same conversation that the reversal takes back).
 Voices (a preference is stated): complaint, sarcasm, hedge, embedded in other content, context-
 specific (work / personal), a later reversal, typos / slang / non-native word order.
 Look-alikes (nothing may be stored; `forbid` holds the core's setting): quoted, questioned,
-someone else's, hypothetical, negated, a motto.
+someone else's, reported, hypothetical, conditional on a request not made, negated, a motto, and
+the content of a requested action ("text my sister and ask her to ..."). Ordinary chat (`chat`,
+families of eval.prefgen_cores.CHAT: stories, questions, tasks, small talk and other people's
+habits sharing the cores' words) states nothing either; it is in the output unless `--no-chat`,
+and its train families are "none" in the generated bank.
 """
 
 from __future__ import annotations
@@ -85,6 +89,40 @@ FAMILIES = [
     Family("negated_notthat", "dev", "negated", "It's not that I need you to {imp}, it's fine as it is.", states=False),
     Family("motto_work", "train", "motto", "My motto at work is basically: {imp}.", states=False),
     Family("motto_grandad", "dev", "motto", "My grandad's life philosophy was to {imp}.", states=False),
+    # more of the scope reader's refusals (issue 27, round 3): every frame around every core
+    Family("negated_never_asked", "train", "negated", "I never asked you to {imp}.", states=False),
+    Family("negated_nobody", "dev", "negated", "Nobody ever told you to {imp}.", states=False),
+    Family("negated_dont_need", "train", "negated", "I don't need you to {imp}, honestly.", states=False),
+    Family("negated_didnt_want", "dev", "negated", "I didn't want you to {imp} at all.", states=False),
+    Family("conditional_if_boss", "train", "conditional", "If my boss asks, I'll tell her you can {imp}.", states=False),
+    Family("conditional_only_if", "dev", "conditional", "I'd only want you to {imp} if I asked for it.", states=False),
+    Family("hypo_imagine", "train", "hypothetical", "Imagine if I wanted you to {imp}, that would be weird.", states=False),
+    Family("hypo_suppose", "dev", "hypothetical", "Suppose I asked you to {imp}, could you even do that?", states=False),
+    Family("question_usually", "train", "questioned", "Do you usually {imp}?", states=False),
+    Family("question_why_anyone", "dev", "questioned", "Why would anyone want you to {imp}?", states=False),
+    Family("quoted_whiteboard", "train", "quoted", 'Someone wrote "please {imp}" on the office whiteboard.', states=False),
+    Family("quoted_manual", "dev", "quoted", '\u201c{Imp}\u201d is literally what the manual says.', states=False),
+    Family("others_husband", "train", "others", "My husband keeps asking his assistant to {imp}.", states=False),
+    Family("others_team", "dev", "others", "Apparently my team wants everyone to {imp}.", states=False),
+    Family("reported_said", "train", "reported", "Sam said that you should {imp}, but I don't agree.", states=False),
+    Family("reported_told", "dev", "reported", "My friend told me her assistant has to {imp}.", states=False),
+    Family("action_remind", "train", "action", "Remind me to tell Jonas to {imp}.", states=False),
+    Family("action_text", "train", "action", "Text my sister and ask her to {imp}.", states=False),
+    Family("action_email", "dev", "action", "Send Mia a message asking her to {imp}.", states=False),
+    Family("action_note", "dev", "action", "Write a note for the intern telling him to {imp}.", states=False),
+    # more voices that state one
+    Family("complaint_tired", "train", "complaint", "I'm so tired of this, {complaint}."),
+    Family("complaint_honestly", "dev", "complaint", "honestly? {complaint}"),
+    Family("hedge_possible", "train", "hedge", "if possible, {imp}"),
+    Family("hedge_prefer", "dev", "hedge", "I think I'd prefer it if you'd {imp}."),
+    Family("embedded_ps", "train", "embedded", "{content} P.S. {imp}, thanks."),
+    Family("embedded_mid", "dev", "embedded", "{content} Going forward, {imp}. {content2}"),
+    Family("context_office", "train", "context", "When I'm at the office, {imp}.", context="work"),
+    Family("context_home", "dev", "context", "At home it's different: {imp}.", context="personal"),
+    Family("reversal_actually", "train", "reversal", "Actually, forget what I said earlier, {imp}."),
+    Family("reversal_changed", "dev", "reversal", "I changed my mind: {imp}."),
+    Family("voice_lower", "train", "voice", "{imp} from now on ok", typos=True),
+    Family("voice_nonnative_want", "dev", "voice", "I am wanting that you {imp} always.", typos=True),
 ]
 
 CONTENT = {
@@ -125,7 +163,8 @@ def generate(seed: int = 11, split: str = "dev") -> list[dict]:
             for core in imps if uses_imp else complaints:
                 content = CONTENT[fam.split]
                 c1, c2 = rng.sample(content, 2)
-                text = fam.frame.format(imp=core, complaint=core, Complaint=core[:1].upper() + core[1:],
+                text = fam.frame.format(imp=core, Imp=core[:1].upper() + core[1:], complaint=core,
+                                        Complaint=core[:1].upper() + core[1:],
                                         content=c1, content2=c2, content2l=c2[:1].lower() + c2[1:])
                 if fam.typos:
                     text = _typo(text, rng)
@@ -143,6 +182,27 @@ def generate(seed: int = 11, split: str = "dev") -> list[dict]:
                     item["before"] = {"text": f"Please {before}.", "said_in": said_in,
                                       "expect": [{"attribute": attribute, "setting": other, "contexts": [said_in]}]}
                 items.append(item)
+    return items
+
+
+def chat(seed: int = 11, split: str = "dev") -> list[dict]:
+    """Ordinary chat of eval.prefgen_cores.CHAT's families (stories, questions, tasks, small talk,
+    other people's habits that share words with the preference cores), each template filled with
+    every name of its split: nothing may be stored, so nothing may be acknowledged."""
+    from eval.prefgen_cores import CHAT, NAMES, THINGS
+
+    rng = random.Random(seed)
+    items = []
+    for family, (fsplit, templates) in sorted(CHAT.items()):
+        if split != "all" and fsplit != split:
+            continue
+        for t in templates:
+            for name in NAMES[fsplit] if "{name}" in t else [None]:
+                text = t.format(name=name, thing=rng.choice(THINGS[fsplit]))
+                if text[0].islower() is False and name and text.startswith(name):
+                    text = text[0].upper() + text[1:]
+                items.append({"kind": "chat", "family": family, "split": fsplit, "text": text,
+                              "said_in": rng.choice(("work", "personal")), "expect": [], "forbid": []})
     return items
 
 
@@ -174,6 +234,7 @@ def bank(seed: int = 11) -> dict:
             text = next(s for s in re.split(r"(?<=[.!?])\s+", text) if core in s)
         e = it["expect"][0]
         settings.setdefault(f"{e['attribute']}={e['setting']}", []).append(text)
+    none += [it["text"] for it in chat(seed, "train")]  # ordinary chat sharing the cores' words
     return {"format": "prefs-bank-generated-v1", "version": "1", "generator": "eval.prefgen", "seed": seed,
             "families": sorted({f.name for f in FAMILIES if f.split == "train"}),
             "description": "Generated training examples of the preference classifier: the TRAIN template families "
@@ -214,6 +275,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="write the set here (default: stdout)")
     ap.add_argument("--score", default=None, help="score the reversal sequences of a generated set")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-chat", action="store_true", help="leave out the ordinary chat families")
     ap.add_argument("--bank", nargs="?", const=BANK_OUT, default=None,
                     help=f"write the train families as the classifier's generated bank (default {BANK_OUT})")
     a = ap.parse_args(argv)
@@ -230,7 +292,7 @@ def main(argv=None) -> int:
         print(json.dumps(r) if a.json else f"{a.score}: reversal sequences {r['sequences']}, final setting right "
               f"{r['final_setting_right']} ({r['rate']}); earlier message read at all {r['earlier_read_at_all']}")
         return 0
-    items = generate(a.seed, a.split)
+    items = generate(a.seed, a.split) + ([] if a.no_chat else chat(a.seed, a.split))
     doc = {"format": "prefs-heldout-v1", "version": "1", "generator": "eval.prefgen", "seed": a.seed,
            "split": a.split, "description": __doc__.splitlines()[0], "items": items}
     out = json.dumps(doc, indent=1, ensure_ascii=False)

@@ -141,3 +141,103 @@ CORES: dict[tuple[str, str], dict[str, list[str]]] = {
                 "only bother me with problems that actually matter"],
         "complaint": ["I don't need a report about every tiny hiccup", "the error notices about trivial stuff are noise"]},
 }
+
+
+# Ordinary chat that states no preference about how to be helped, in families (eval.prefgen
+# splits them as wholes): stories, questions, tasks and small talk that share words with the
+# preference cores ("short", "detail", "quick", "options", "questions", "update", "formal",
+# "explain", "step"). Each template takes a {name} (a person) and a {thing} (a topic); written
+# for the generator, not copied from any suite. `CHAT[family] = (split, [templates])`.
+CHAT: dict[str, tuple[str, list[str]]] = {
+    "story_past": ("train", [
+        "The meeting with {name} was short for once, we were done by ten.",
+        "{name} told me every detail of the {thing} over dinner.",
+        "Had a quick coffee with {name} before work.",
+        "We kept the speech short at the wedding and people loved it.",
+        "The instructor explained each step of the {thing} really slowly.",
+        "My review of the {thing} went into way too much detail, I think.",
+        "{name} gave me three options for the {thing} and I picked the cheapest.",
+        "The update on my phone took forever last night.",
+        "I asked {name} a ton of questions about the {thing}.",
+        "the train ride was quick but the walk home was long",
+        "Got a long email from {name} about the {thing} this morning.",
+        "we had a very formal dinner with {name}'s parents",
+    ]),
+    "story_present": ("dev", [
+        "{name} always writes these really long texts, it's kind of sweet.",
+        "My days are short on sleep and long on coffee at the moment.",
+        "The {thing} instructions go step by step, which is nice.",
+        "I'm keeping the party small and casual this year.",
+        "{name} is super direct with everyone, it's just how she is.",
+        "the doctor walks me through every result in detail",
+        "Work is quiet this week so I'm catching up on the {thing}.",
+        "I check in on {name} most evenings since the surgery.",
+        "We have a brief stand-up every morning at nine.",
+        "{name} explains everything twice, bless him.",
+        "My notes on the {thing} are a mess of bullet points.",
+        "lunch was quick today, just a sandwich at my desk",
+    ]),
+    "question_task": ("train", [
+        "Can you explain how the {thing} works?",
+        "What's a quick recipe I could make tonight?",
+        "Could you give me a few ideas for {name}'s birthday?",
+        "How long does it take to learn the {thing}?",
+        "What are my options for getting to the airport early?",
+        "Any tips for keeping a toast short and sweet?",
+        "Can you help me write a short note to {name}?",
+        "What's the difference between a formal and a casual invitation?",
+        "how do i give feedback to {name} without upsetting him",
+        "Could you list the steps for repotting a plant?",
+    ]),
+    "question_chat": ("dev", [
+        "Do you know a quick way to peel garlic?",
+        "What should I ask {name} at the interview?",
+        "Is a short haircut a good idea for summer?",
+        "How detailed should a packing list be for a weekend?",
+        "can you summarise the {thing} for me",
+        "Which of these two options would suit a small flat better?",
+        "Would you explain the rules of the {thing} to me?",
+        "What's the best way to check in on a friend who's grieving?",
+        "Could you tell me more about the {thing}?",
+        "how many questions are on the driving theory test?",
+    ]),
+    "smalltalk": ("train", [
+        "Short day today, heading home early!",
+        "Quick question, is it going to rain tomorrow?",
+        "long week, I'm knackered",
+        "Just a quick hello before I go to bed.",
+        "Ok that's all for now, talk later.",
+        "haha that's exactly what {name} said",
+        "thanks, that helps a lot",
+        "Morning! Coffee first, then the {thing}.",
+        "Sorry for the late reply, it's been a mad day.",
+        "nothing much, just relaxing with {name}",
+    ]),
+    "smalltalk_reply": ("dev", [
+        "Brief update: the {thing} is finally sorted.",
+        "lol ok fair enough",
+        "Thanks for the detailed answer yesterday, it worked.",
+        "That was quick, cheers!",
+        "Perfect, that's all I needed.",
+        "ahh I see, makes sense now",
+        "Nice, {name} will be happy to hear that.",
+        "Cool cool, I'll try that tonight.",
+        "Good to know, thanks.",
+        "ok sounds good, speak tomorrow",
+    ]),
+    "others_style": ("train", [
+        "{name} hates long meetings and always cuts them short.",
+        "My manager writes in a very formal way, even in chat.",
+        "{name}'s emails are two words long, it drives me mad.",
+        "The new guy asks a hundred questions a day.",
+    ]),
+    "others_habit": ("dev", [
+        "{name} gives really blunt feedback to everyone on the team.",
+        "My mum sends me updates about every single thing she does.",
+        "{name} never explains his reasoning, he just decides.",
+        "The landlord checks in on us way too often.",
+    ]),
+}
+NAMES = {"train": ["Sam", "Lena", "Marco", "Aisha", "my sister"], "dev": ["Jonas", "Priya", "Tom", "Mia", "my cousin"]}
+THINGS = {"train": ["new bike", "tax return", "garden project", "pension plan", "kitchen renovation"],
+          "dev": ["spreadsheet", "board game", "insurance claim", "camping trip", "sourdough"]}

@@ -2,6 +2,7 @@
 eval/data/prefs-heldout-v1.json by default).
 
     python -m eval.prefheldout [--set PATH ...] [--road both|rules] [--json] [--show-errors]
+    python -m eval.prefheldout --chat locomo10.json [--count 1000]   # false readings on held-out LoCoMo turns
 
 Each set given (prefs-heldout-v1 shape: {"items": [{"kind", "text", "said_in", "expect", "forbid"}]})
 is scored on its own and printed per set, never pooled.
@@ -9,7 +10,10 @@ is scored on its own and printed per set, never pooled.
 A unit is a (context, attribute, setting) a message states. Precision: share of stored units
 that are right; recall: share of stated units that were stored. "Opposites": messages where a
 setting the item forbids (a negated, quoted or reported statement read the wrong way) was
-stored. `--road rules` reads with the exact phrases alone, sentence by sentence, as the product
+stored. "False readings": messages stating none (chat, look-alikes) where anything was stored, per
+100 such messages with a Wilson 95% interval: on a new participant each is a cell added, so a reply
+acknowledging a preference that was never stated. `--chat` scores the LoCoMo turns training never
+saw (those after memory.pref_train's seeded draw of 1500) as messages stating none. `--road rules` reads with the exact phrases alone, sentence by sentence, as the product
 did before the classifier (its baseline).
 """
 
@@ -44,10 +48,32 @@ def _both(text: str, said_in: str) -> set[tuple[str, str, str]]:
             for c in f.contexts}
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+    """The Wilson 95% interval of a proportion k / n."""
+    import math
+
+    if not n:
+        return [0.0, 1.0]
+    p = k / n
+    d = 1 + z * z / n
+    c = p + z * z / (2 * n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return [round((c - h) / d, 3), round((c + h) / d, 3)]
+
+
+def chat_items(path: str, count: int) -> list[dict]:
+    """LoCoMo turns memory.pref_train never trained on, as messages stating none."""
+    from memory.pref_train import corpus_none
+
+    return [{"kind": "locomo", "text": t, "said_in": "personal", "expect": [], "forbid": []}
+            for t in corpus_none(path, 1500, 7, held_out=count)]
+
+
 def score(items: list[dict], road: str = "both") -> dict:
     read = _both if road == "both" else _rules_only
     tp = stored = wanted = 0
     opposite, exact = [], 0
+    none_msgs = false_read = 0
     by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # tp, stored, wanted, exact
     errors = []
     for it in items:
@@ -61,6 +87,9 @@ def score(items: list[dict], road: str = "both") -> dict:
         forbid = {(f["attribute"], f["setting"]) for f in it.get("forbid", [])}
         if any((a, s) in forbid for _, a, s in got):
             opposite.append(it["text"])
+        if not gold:
+            none_msgs += 1
+            false_read += bool(got)
         if got != gold:
             errors.append({"text": it["text"], "kind": it["kind"], "want": sorted(gold), "got": sorted(got)})
 
@@ -69,6 +98,10 @@ def score(items: list[dict], road: str = "both") -> dict:
 
     return {"road": road, "messages": len(items), "units": wanted, "stored": stored, **pr(tp, stored, wanted),
             "exact_messages": round(exact / len(items), 3), "opposites": len(opposite), "opposite_texts": opposite,
+            "none_messages": none_msgs, "false_readings": false_read,
+            "false_per_100": round(100 * false_read / none_msgs, 1) if none_msgs else None,
+            "false_per_100_ci": [round(100 * x, 1) for x in wilson(false_read, none_msgs)] if none_msgs else None,
+            "precision_ci": wilson(tp, stored), "recall_ci": wilson(tp, wanted), "exact_ci": wilson(exact, len(items)),
             "by_kind": {k: {**pr(v[0], v[1], v[2]), "stored": v[1], "units": v[2],
                             "exact": v[3]} for k, v in sorted(by_kind.items())},
             "errors": errors}
@@ -80,7 +113,11 @@ def main(argv=None) -> int:
     ap.add_argument("--road", choices=("both", "rules"), default="both")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show-errors", action="store_true")
+    ap.add_argument("--chat", default=None, help="a LoCoMo file: score its held-out turns as messages stating none")
+    ap.add_argument("--count", type=int, default=1000)
     a = ap.parse_args(argv)
+    if a.chat:
+        return _report(score(chat_items(a.chat, a.count), a.road), f"{a.chat} (held-out turns)", a)
     for path in a.set or [str(DEFAULT_SET)]:
         code = _one(path, a)
         if code:
@@ -94,7 +131,10 @@ def _one(path: str, a) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"cannot read the test set {path}: {e}", file=sys.stderr)
         return 2
-    r = score(items, a.road)
+    return _report(score(items, a.road), path, a)
+
+
+def _report(r: dict, path: str, a) -> int:
     r["set"] = path
     if not a.show_errors:
         r.pop("errors")
@@ -104,6 +144,10 @@ def _one(path: str, a) -> int:
     print(f"{path} ({r['messages']} messages, {r['units']} stated units), road {r['road']}: "
           f"precision {r['precision']} recall {r['recall']} (stored {r['stored']}); exact messages "
           f"{r['exact_messages']}; opposites stored {r['opposites']}")
+    print(f"  95% intervals: precision {r['precision_ci']} recall {r['recall_ci']} exact {r['exact_ci']}")
+    if r["none_messages"]:
+        print(f"  false readings on the {r['none_messages']} messages stating none: {r['false_readings']} "
+              f"({r['false_per_100']} per 100, 95% {r['false_per_100_ci']})")
     for k, v in r["by_kind"].items():
         print(f"  {k:16s} precision {v['precision']} recall {v['recall']} stored {v['stored']} units {v['units']} "
               f"exact {v['exact']}")

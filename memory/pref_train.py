@@ -94,23 +94,33 @@ def variants(text: str, n: int, rng) -> list[str]:
     return out
 
 
-def corpus_none(path: str, count: int, seed: int) -> list[str]:
-    """Turns of a LoCoMo file that the rule phrases read no preference in, drawn seeded."""
+def _corpus_turns(path: str, seed: int) -> list[str]:
     import random
     import re as _re
-
-    from memory.extract import preference_phrases
 
     data = json.loads(open(path, encoding="utf-8").read())
     texts = [t["text"] for conv in data for k, v in conv["conversation"].items() if _re.fullmatch(r"session_\d+", k)
              for t in v if 3 <= len(t["text"].split()) <= 40]
     random.Random(seed).shuffle(texts)
-    out = []
-    for t in texts:
-        if not preference_phrases(t, "personal")[1]:
-            out.append(t)
+    return texts
+
+
+def corpus_none(path: str, count: int, seed: int, held_out: int = 0) -> list[str]:
+    """Turns of a LoCoMo file that the rule phrases read no preference in, drawn seeded. With
+    `held_out`, instead the next `held_out` turns after the drawn ones (all of them, read by the
+    rules or not), which training never sees: the false-reading rate on other people's chat."""
+    from memory.extract import preference_phrases
+
+    texts = _corpus_turns(path, seed)
+    out, i = [], 0
+    for i, t in enumerate(texts):
         if len(out) >= count:
             break
+        if not preference_phrases(t, "personal")[1]:
+            out.append(t)
+    if held_out:
+        seen = set(out)
+        return [t for t in texts[i:] if t not in seen][:held_out]
     return out
 
 

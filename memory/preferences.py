@@ -40,6 +40,9 @@ NAME = "pref-classifier"
 NONE = "none"
 RULED_CLAUSE_P = 0.9  # the classifier's bar for another attribute in a clause a rule phrase reads
 POLARITY_K = 3  # a clause's negation must match one of the 3 nearest examples of its setting
+DEAF_NEGATED = 2  # ... and most of them when the classifier reads the clause without its negation the same way
+WEAK_ADDRESSED_P = 0.6  # ... and for one whose only cue is "you", an imperative or a wish verb
+UNADDRESSED_P = 0.8  # the bar for a clause with no addressee cue; both bars chosen on tuning data (docs/PREFERENCES.md 4c)
 
 _QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![\w])'[^']{3,}'(?![\w])|\u2018[^\u2019]*\u2019")
 _lock = threading.Lock()
@@ -103,9 +106,13 @@ class Model:
 
     def polarities(self, vec: np.ndarray, label: int) -> set[bool]:
         """Negation polarity of the POLARITY_K training examples of `label` nearest to `vec`."""
+        return set(self.near_negated(vec, label))
+
+    def near_negated(self, vec: np.ndarray, label: int) -> list[bool]:
+        """Whether each of the POLARITY_K training examples of `label` nearest to `vec` is negated."""
         idx = np.flatnonzero(self.ex_label == label)
         near = idx[np.argsort(-(self.ex_vecs[idx] @ vec))[:POLARITY_K]]
-        return set(self.ex_negated[near].tolist())
+        return self.ex_negated[near].tolist()
 
 
 _model: Model | None = None
@@ -125,16 +132,180 @@ def negated(tokens) -> bool:
     g = _compiled_gates()
     words, concessive = g[3], g[9]
     return any((t.dep_ == "neg" or t.lower_ in words or (t.lower_ == "need" and t.i > 0 and t.nbor(-1).lower_ == "no"))
-               and not (t.dep_ == "neg" and t.head.lemma_.lower() in concessive)
+               and not (t.dep_ == "neg" and t.head.lemma_.lower() in concessive) and not _in_condition(t)
                for t in tokens)
+
+
+def _in_condition(t) -> bool:
+    """A token inside an 'if'/'unless' clause: "..., if that's not too much trouble"."""
+    h = t if t.dep_ == "advcl" else t.head
+    return h.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for c in h.children)
+
+
+def negated_wish_content(span) -> str | None:
+    """What a negated verb of wanting or asking has as its content clause: "I didn't want you to
+    skip the reasoning" -> "skip the reasoning"; None when there is no such verb."""
+    w = _scope_words()
+    for t in span:
+        if t.lemma_.lower() not in w["wish_verbs"] or not any(c.dep_ == "neg" or c.lower_ == "never" for c in t.children):
+            continue
+        for c in t.children:
+            if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX"):
+                sub = [x for x in c.subtree if span.start <= x.i < span.end]
+                while sub and sub[0].dep_ in _LEAD | {"nsubj", "aux"} and sub[0].i < c.i:
+                    sub = sub[1:]
+                text = span.doc[sub[0].i: sub[-1].i + 1].text if sub else ""
+                if len(text.split()) >= 2:
+                    return text
+    return None
+
+
+def _wish_negated(span) -> bool:
+    """The negation is the wish's own: it negates a command or a verb of wanting ("don't skip ...",
+    "I didn't want you to ...", "no need to ..."), not some other verb of the clause ("I can't
+    choose", "not gonna lie")."""
+    w = _scope_words()
+    for t in span:
+        if t.dep_ == "neg" or t.lower_ in ("never", "no"):
+            h = t.head
+            if _imperative(h) or h.lemma_.lower() in w["wish_verbs"] or t.lower_ == "no":
+                return True
+        if t.lower_ in ("stop", "quit") and t.pos_ == "VERB" and _imperative(t):
+            return True
+    return False
+
+
+def denegated(span) -> str | None:
+    """The clause with its negation taken out ("don't keep it short" -> "keep it short", "stop
+    sending updates" -> "sending updates", "no need to ask" -> "ask"), None when it has none."""
+    words = _compiled_gates()[3]
+    drop = set()
+    for t in span:
+        low = t.lower_
+        if t.dep_ == "neg" or low in ("never", "n't", "not"):
+            drop.add(t.i)
+            if t.head.i != t.i:
+                drop |= {c.i for c in t.head.children if c.dep_ == "aux" and c.lemma_.lower() == "do"}
+        elif low in ("no", "nothing", "none") and t.dep_ in ("det", "neg", "dobj", "intj", "npadvmod", "ROOT"):
+            drop.add(t.i)
+            if t.i + 1 < span.end and span.doc[t.i + 1].lower_ in ("need", "more") and span.doc[t.i + 1].dep_ != "dobj":
+                drop.add(t.i + 1)
+                if t.i + 2 < span.end and span.doc[t.i + 2].lower_ == "to":
+                    drop.add(t.i + 2)
+        elif low in ("stop", "quit") and t.pos_ == "VERB":
+            drop.add(t.i)
+        elif low in words:
+            drop.add(t.i)
+    if not drop:
+        return None
+    out = "".join(t.text_with_ws for t in span if t.i not in drop).strip()
+    return out if len(out.split()) >= 2 else None
 
 
 def _first_or_second(tok) -> bool:
     return tok.lower_ in {"i", "we", "you", "u", "me", "ya", "y'all"}
 
 
+@lru_cache(maxsize=1)
+def _scope_words() -> dict[str, frozenset]:
+    g = gates()
+    return {k: frozenset(g[k]) for k in ("dictation_verbs", "dictation_nouns", "conditional_verbs", "object_pronouns",
+                                         "addressee_words", "interaction_nouns", "wish_verbs")}
+
+
+def _person(tok) -> bool:
+    """A token naming someone other than the speaker and the companion."""
+    g, w = _compiled_gates(), _scope_words()
+    low = tok.lower_
+    if _first_or_second(tok) or low in ("myself", "us", "yourself", "it", "this", "that"):
+        return False
+    return (tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON" or low in g[6] or low in w["object_pronouns"]
+            or (low in g[7] and low != "it"))
+
+
+def _imperative(t) -> bool:
+    """A verb said as a command to the companion: base form with no subject of its own (or 'you'
+    in a request question: "can you text Bob ..."), not inside a subordinate clause."""
+    if t.pos_ not in ("VERB", "AUX") or t.tag_ not in ("VB", "VBP"):
+        return False
+    subj = [c for c in t.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    if subj and not all(s.lower_ in ("you", "u", "ya") for s in subj):
+        return False
+    if t.dep_ in ("ROOT", "parataxis") or (t.dep_ == "ccomp" and not subj and t.i > t.head.i
+                                           and any(p.lower_ in (":", "-", "—") for p in t.doc[t.head.i:t.i])):
+        return True
+    return t.dep_ == "conj" and _imperative(t.head)
+
+
+_ADDRESSING = ("tell", "ask", "text", "message", "email", "e-mail", "remind", "notify", "ping", "call", "dm", "whatsapp")
+
+
+def dictates(span) -> bool:
+    """A clause asking for an action whose words are for someone else or for later: "text my sister
+    and ask her to keep it short", "send Mia a message saying ...", "write a note for the intern
+    telling him to ...", "remind me to tell Jonas ...". What it dictates is not how the speaker
+    wants the companion to help."""
+    w = _scope_words()
+    for t in span:
+        if t.lemma_.lower() not in w["dictation_verbs"] or not _imperative(t):
+            continue
+        if t.lemma_.lower() == "remind":
+            return True
+        for c in t.children:
+            recipient = c.dep_ in ("dative", "iobj", "npadvmod") or (c.dep_ == "dobj" and t.lemma_.lower() in _ADDRESSING)
+            if (recipient and _person(c)) or (c.dep_ == "dobj" and c.lemma_.lower() in w["dictation_nouns"]):
+                return True
+            if c.dep_ in ("prep", "dative") and c.lower_ in ("to", "for") and any(
+                    g.dep_ == "pobj" and _person(g) for g in c.children):
+                return True
+    return False
+
+
+def _told_to_others(span) -> str | None:
+    """The speaker saying or asking something of a third person ("I told Sam to keep it short",
+    "I'll tell her you can ..."), or a wish that waits on a request not yet made ("... if I asked
+    for it", "if my boss asks, ..."): nothing stated to the companion now."""
+    w = _scope_words()
+    for t in span:
+        lemma = t.lemma_.lower()
+        subj = [c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if (t.dep_ == "advcl" and lemma in w["conditional_verbs"]
+                and any(c.dep_ == "mark" and c.lower_ == "if" for c in t.children)
+                and subj and all(s.lower_ in ("i", "we") or _person(s) for s in subj)):
+            return "conditional: the wish waits on a request not yet made"
+        if (lemma in ("tell", "ask", "say", "text", "email", "message", "remind") and any(s.lower_ in ("i", "we") for s in subj)
+                and any(c.dep_ in ("dobj", "dative", "iobj") and _person(c) for c in t.children)):
+            return "said to someone else, not to the companion"
+    return None
+
+
+def addressed(span) -> int:
+    """How plainly a clause is about how the companion helps: 2 when it names something the
+    companion does (an answer, an update, questions, the tone), a standing wish ("from now on",
+    "every time") or a comparative ("shorter", "more detail"); 1 when it only speaks to someone
+    ("you", an imperative) or says what the speaker wants ("I'd prefer ..."): friends' chat has
+    these too ("let me know what you think"); 0 when it has none of these. Ordinary chat shares
+    words with preferences ("the meeting was short for once") and is mostly 0 or 1."""
+    w = _scope_words()
+    low = " " + _norm(span.text) + " "
+    if any(f" {m} " in low for m in gates()["standing_markers"]):
+        return 2
+    weak = False
+    for t in span:
+        if t.lower_ in w["interaction_nouns"] or t.tag_ in ("JJR", "RBR"):
+            return 2
+        if t.lower_ in w["addressee_words"] or _imperative(t):
+            weak = True
+        elif t.lemma_.lower() in w["wish_verbs"] and any(c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in t.children):
+            weak = True
+    return 1 if weak else 0
+
+
 def gate(span) -> str | None:
-    """Why a clause states no preference of the speaker's own (None: it may state one)."""
+    """Why a clause states no preference of the speaker's own (None: it may state one). The scope
+    reader: questions that are not requests, denials, counterfactuals and hypotheticals, sayings,
+    someone else's preference, what the speaker tells others, wishes that wait on a condition, and
+    the content of a requested action."""
     request_q, denial_phrase, counterfactual, _, denial_verbs, reporting, persons, third, sayings, _, hypo = _compiled_gates()
     text = span.text.strip()
     low = _norm(text)
@@ -162,7 +333,9 @@ def gate(span) -> str | None:
                       or (s.lower_ in third and s.lower_ != "it"))
             if person or (t.lemma_.lower() in reporting and s.lower_ in third | persons):
                 return "reported: someone else's preference"
-    return None
+    if dictates(span):
+        return "a requested action: its content is dictated, not the speaker's preference"
+    return _told_to_others(span)
 
 
 _PUNCT = re.compile(r"[^\w\s']")
@@ -290,7 +463,7 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
         for (i, _), v, p in zip(views, vvecs, vprobs):
             if _setting_p(p, m) > _setting_p(probs[i], m):
                 vecs[i], probs[i] = v, p
-    found: dict[tuple[str, str], Found] = {}
+    read: list[tuple] = []
     for s, v, p in zip(candidates, vecs, probs):
         k = int(np.argmax(p))
         label = m.labels[k]
@@ -300,7 +473,26 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
             continue  # a fragment ("first line") is too little for the classifier to read a wish from
         if negated(s) not in m.polarities(v, k):
             continue  # polarity disagrees with what the bank says this setting sounds like
-        attribute, setting = label.split("=")
+        if p[k] < (UNADDRESSED_P, WEAK_ADDRESSED_P, 0.0)[addressed(s)]:
+            continue  # little or nothing in it is about the companion: chat that shares a preference's words
+        read.append((s, v, p, k))
+    # The negation must change the reading, or the bank must say the setting is said negated: a
+    # classifier that reads "don't skip the reasoning" like "skip the reasoning" does not hear the
+    # "not", and its reading may be the opposite of what was said (fail safe: store nothing).
+    # A negated wish whose content is itself a request ("I didn't want you to skip the reasoning",
+    # "I'm not asking you to keep it short") wishes against what its content reads as: that reading
+    # is never stored, whatever the bank's neighbours say.
+    deaf = [(i, d, False) for i, (s, _, _, _) in enumerate(read) if negated(s) and _wish_negated(s)
+            and (d := denegated(s))]
+    deaf += [(i, d, True) for i, (s, _, _, _) in enumerate(read) if (d := negated_wish_content(s))]
+    if deaf:
+        dprobs = m.probabilities(_embedder().encode([d for _, d, _ in deaf]))
+        drop = {i for (i, _, content), dp in zip(deaf, dprobs) if int(np.argmax(dp)) == read[i][3]
+                and (content or sum(m.near_negated(read[i][1], read[i][3])) < DEAF_NEGATED)}
+        read = [r for i, r in enumerate(read) if i not in drop]
+    found: dict[tuple[str, str], Found] = {}
+    for s, v, p, k in read:
+        attribute, setting = m.labels[k].split("=")
         f = Found(attribute, setting, scope(s.text, said_in), s.text.strip(), float(p[k]))
         found.update({(attribute, c): f for c in f.contexts})
     # A clause an exact phrase reads is read for another attribute by the classifier only when it
