@@ -210,10 +210,12 @@ def test_the_shipped_fact_classifier_was_trained_without_a_test_split():
     assert {"generator-dev", "own-dev", "locomo", "msc", "spc"} == set(m.meta["dev"])
     assert m.meta["matcher_threshold"] == json.loads(
         (facts_eval.Path(__file__).parents[1] / "eval" / "data" / "fact-matcher-handcheck-v1.json").read_text())["threshold"]
-    # chosen on the dev splits: it raised recall there without going under the precision floors
+    # chosen on the dev splits (re-chosen 0.85 -> 0.70 by the whole reader, facts3): it raised recall
+    # there without going under the precision floors, and loses no recall against the old choice
+    assert round(m.threshold, 2) == m.meta["threshold"] == m.meta["threshold_rechosen"]["to"]
     for src, got in m.meta["dev"].items():
         assert got["precision"] >= m.meta["precision_floor"][src]
-        assert got["learned_precision"] is None or got["learned_precision"] >= m.meta["min_precision"]
+        assert got["recall"] >= m.meta["dev_at_0.85"][src]["recall"]
     assert any(m.meta["dev"][s]["recall"] > m.meta["dev_rules_alone"][s]["recall"] for s in m.meta["dev"])
 
 
