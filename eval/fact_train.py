@@ -15,7 +15,10 @@ on a test split: the lowest probability at which the whole reader (rules + learn
 every dev source, precision >= --min-precision, or where the rule road alone is already under
 it, no more than --max-precision-loss below the rule road's; printed with its recall against the
 rule road alone. When no threshold raises recall within those floors no weights are written
-and the learned road stays off. Test splits are
+and the learned road stays off. (The shipped weights' threshold was re-chosen afterwards, 0.85 ->
+0.70, from the whole reader's curve on the dev sources, `python -m eval.factsources sweep`: the
+learned road's own precision is no longer the bar; the weights' meta["threshold_rechosen"] says how.)
+Test splits are
 measured afterwards with `python -m eval.factsources measure --split test`.
 """
 

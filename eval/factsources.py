@@ -33,6 +33,7 @@ the uncertainty):
 
     python -m eval.factsources measure --locomo PATH [--msc PATH] [--spc DIR] [--split test]
                                        [--road rules|learned|both] [--limit N] [--json]
+    python -m eval.factsources sweep --locomo PATH --msc PATH    # dev only: the learned road's threshold
 """
 
 from __future__ import annotations
@@ -461,6 +462,45 @@ def choose_threshold(verdicts: list[tuple[float, bool]], min_precision: float = 
     return {"chosen": best or max(rows, key=lambda r: r["agreement"]), "table": rows}
 
 
+def sweep(locomo: str, msc: str, thresholds=(0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85)) -> list[dict]:
+    """The whole reader (rules + learned) at each learned-road threshold on the dev sources only
+    (LoCoMo dev, MSC valid, the project's dev set, the generator's dev families n=4 seed 8), each
+    scored on its own: what the shipped threshold is chosen from (memory.fact_classifier)."""
+    from eval import facts_eval, factgen
+    from memory import fact_classifier, facts
+
+    def read(texts):
+        out = []
+        for d in parse(texts):
+            rule, cands = facts.read_doc(d)
+            cands = [c for c in cands if fact_classifier.plain(c.sentence or c.evidence)]
+            p = fact_classifier.probabilities(cands) if cands else np.zeros(0)
+            out.append(([f.text for f in rule], [(c.text, float(x)) for c, x in zip(cands, p)]))
+        return out
+
+    def at(rd, t):
+        return [r + [c for c, p in cs if t is not None and p >= t] for r, cs in rd]
+
+    tau = threshold()
+    out = []
+    for src, path in (("locomo", locomo), ("msc", msc)):
+        rows = load(src, path, ("dev",))
+        rd = read([r.text for r in rows])
+        for t in (None, *thresholds):
+            out.append({"source": src, "threshold": t, **score(rows, at(rd, t), tau)})
+    from pathlib import Path as _P
+
+    sets = {"own-dev": facts_eval.load(_P(__file__).resolve().parents[1] / "tests" / "data" / "facts" / "dev.jsonl"),
+            "generator-dev": factgen.generate("dev", 4, 8)}
+    for src, rows in sets.items():
+        rd = read([r["text"] for r in rows])
+        for t in (None, *thresholds):
+            s = facts_eval.score(rows, at(rd, t), per_persona=False)
+            out.append({"source": src, "threshold": t, **{k: s[k] for k in ("gold", "extracted", "recall", "precision",
+                                                                             "opposite")}})
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.factsources", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -473,6 +513,9 @@ def main(argv=None) -> int:
     m.add_argument("--limit", type=int, default=None,
                    help="at most this many SPC conversations and MSC lines, drawn seeded (LoCoMo is read whole)")
     m.add_argument("--json", action="store_true")
+    w = sub.add_parser("sweep", help="the whole reader at each learned-road threshold on the dev sources")
+    w.add_argument("--locomo", required=True)
+    w.add_argument("--msc", required=True)
     h = sub.add_parser("handcheck", help="show the matcher's labelled sample (LoCoMo text, never committed)")
     h.add_argument("--locomo", required=True)
     h.add_argument("--draw", action="store_true", help="draw a new sample and print it for labelling")
@@ -485,6 +528,10 @@ def main(argv=None) -> int:
             return 0
         doc = json.loads(HANDCHECK.read_text())
         print(json.dumps({k: v for k, v in doc.items() if k != "pairs"}, indent=1))
+        return 0
+    if a.cmd == "sweep":
+        for row in sweep(a.locomo, a.msc):
+            print(json.dumps(row))
         return 0
     paths = {k: getattr(a, k) for k in ("locomo", "msc", "spc") if getattr(a, k)}
     if not paths:

@@ -61,7 +61,7 @@ _NOT_PLAIN = re.compile(
     r"said|says|say|told|tells|tell|claims?|claimed|thinks?|thought|reckons?|heard|hears|texted|apparently|"
     r"supposedly|allegedly|according|"
     r"used to|anymore|any more|longer|formerly|ex|"
-    r"jk|kidding|joking|basically|literally|pretend|like a)\b|\?|[\"\u201c\u201d]", re.I)
+    r"jk|kidding|joking|lol|lmao|rofl|haha\w*|hehe\w*|basically|literally|pretend|like a)\b|\?|[\"\u201c\u201d]", re.I)
 
 
 def plain(sentence: str) -> bool:

@@ -44,8 +44,8 @@ GOLD_FACTS = {
     ("day1-2", "has a sister called ana"), ("day1-3", "is 34 years old"), ("day1-4", "has a cat called miso"), ("day1-6", "lives in braga"),
     ("day1-12", "husband is a teacher"), ("day1-13", "has a dog"), ("day1-14", "works as a nurse"),
     ("day1-16", "is allergic to penicillin"), ("day1-19", "is from coimbra"), ("day1-21", "is 35 years old"),
-    ("day1-8", "has a friend"),  # "My friend said ...": the participant's own words name a friend of theirs
-}
+}  # "My friend said ...": a friend named by the relation alone is no claim (everyone has friends;
+#    on LoCoMo dev "Has friends", "Has pals", "Has a neighbor" matched no observation); kin and pets still are
 GOLD_PREFS = {
     ("day1-9", "work", "verbosity", "brief"), ("day1-10", "personal", "autonomy", "autonomous"),
     ("day1-11", "work", "reasoning_visibility", "show"), ("day1-20", "work", "verbosity", "brief"),
@@ -75,10 +75,10 @@ def test_rule_extractor_against_hand_written_claims():
     tp = len(facts & GOLD_FACTS) + len(prefs & GOLD_PREFS)
     fp = len(facts - GOLD_FACTS) + len(prefs - GOLD_PREFS)
     fn = len(GOLD_FACTS - facts) + len(GOLD_PREFS - prefs)
-    assert (tp, fp, fn) == (17, 0, 0)  # recall 17/17, precision 17/17
+    assert (tp, fp, fn) == (16, 0, 0)  # recall 16/16, precision 16/16
     # Nothing from the companion's message, the quote, the hypothetical or the question.
     assert not {d for d, _ in facts} & {"day1-5", "day1-7", "day1-22"}
-    assert {t for d, t in facts if d == "day1-8"} == {"has a friend"}  # nothing of the quote
+    assert {t for d, t in facts if d == "day1-8"} == set()  # nothing of the quote
 
 
 def test_the_learned_road_on_the_hand_written_claims():
@@ -105,11 +105,11 @@ def fixture_store(store, ana):
 def test_consolidate_the_fixture(fixture_store, ana):
     store = fixture_store
     report = extract.consolidate(store, ana)
-    assert report.messages == len(FIXTURE) and report.proposals == 18  # 13 + 1 learned facts, 4 preferences
+    assert report.messages == len(FIXTURE) and report.proposals == 17  # 12 + 1 learned facts, 4 preferences
     # "Don't ask me before you add notes": the classifier proposes autonomous, the grant reader reads
     # only notes named (self_directed), and the two must agree (companion.actions.autonomy_gate,
     # registered as the app registers it): the raise is refused, autonomy stays lower (fail safe)
-    assert report.verdicts == {"supported": 17, "unsupported": 1}
+    assert report.verdicts == {"supported": 16, "unsupported": 1}
     ages = [c for c in claims.all_(store, ana) if c.slot == "age"]
     assert [(c.text, c.status) for c in ages] == [("Is 34 years old", "superseded"), ("Is 35 years old", "current")]
     # One current value per slot, now and at every earlier bound.

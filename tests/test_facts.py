@@ -210,10 +210,12 @@ def test_the_shipped_fact_classifier_was_trained_without_a_test_split():
     assert {"generator-dev", "own-dev", "locomo", "msc", "spc"} == set(m.meta["dev"])
     assert m.meta["matcher_threshold"] == json.loads(
         (facts_eval.Path(__file__).parents[1] / "eval" / "data" / "fact-matcher-handcheck-v1.json").read_text())["threshold"]
-    # chosen on the dev splits: it raised recall there without going under the precision floors
+    # chosen on the dev splits (re-chosen 0.85 -> 0.70 by the whole reader, facts3): it raised recall
+    # there without going under the precision floors, and loses no recall against the old choice
+    assert round(m.threshold, 2) == m.meta["threshold"] == m.meta["threshold_rechosen"]["to"]
     for src, got in m.meta["dev"].items():
         assert got["precision"] >= m.meta["precision_floor"][src]
-        assert got["learned_precision"] is None or got["learned_precision"] >= m.meta["min_precision"]
+        assert got["recall"] >= m.meta["dev_at_0.85"][src]["recall"]
     assert any(m.meta["dev"][s]["recall"] > m.meta["dev_rules_alone"][s]["recall"] for s in m.meta["dev"])
 
 
@@ -253,3 +255,32 @@ def test_without_the_weights_the_learned_road_is_off_and_the_rule_road_still_rea
     monkeypatch.setattr(fact_classifier, "model", lambda: None)
     got = facts.extract("Honestly I started a pottery course with my cousin last week!", learned=True)
     assert [(f.text, f.origin) for f in got] == [("Has a cousin", "rule")]
+
+
+# The classes of claim the whole reader stored on LoCoMo dev that matched no observation (facts3):
+# each wording below is written for this test (not from a corpus), both roads on. Nothing of it is a
+# fact about the participant; the second list holds the same constructions that are, and still read.
+@pytest.mark.parametrize("message", [  # kin by the relation alone ("Has an uncle") may still be read
+    "That was the summer when we cycled to the coast.",            # a when-clause: "Cycled when"
+    "This is where I do most of my thinking, honestly.",           # a where-clause
+    "Back then I was 12.",                                         # a past age is not the age now
+    "Lisbon was one of my favourite trips.",                       # "one of": no age
+    "I'll look at my calendar and get back to you.",               # a move in the conversation
+    "We'll definitely try it together sometime!",                  # unanchored will-future
+    "My grandfather handed it to me before he died.",              # the object is a pronoun from elsewhere
+    "My mates were all there, it was brilliant.",                  # friends named by the relation alone
+    "Since we last chatted I have been flat out.",                 # "spoke/chatted" is no language
+])
+def test_talk_that_is_no_fact_is_not_stored(message):
+    got = [f.text for f in facts.extract(message, learned=True)]
+    assert [t for t in got if t not in ("Has an uncle", "Has a grandfather")] == []
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("I'll be in Lisbon next week for a conference.", "lisbon"),   # a will-future with a time: a plan
+    ("I am 41 and I drive a bus.", "41"),                          # the age now
+    ("My partner is always telling me to slow down.", "partner"),  # kin by the relation alone
+    ("I speak Portuguese at home.", "portuguese"),
+])
+def test_the_same_constructions_stating_a_fact_still_read(message, expected):
+    assert any(expected in f.text.lower() for f in facts.extract(message, learned=True))
