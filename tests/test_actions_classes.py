@@ -104,6 +104,7 @@ def test_asking_me_something_with_no_time_schedules_nothing(store, ana, home):
     ("new note - the bike lock key is in the drawer", "the bike lock key is in the drawer"),
 ])
 def test_a_note_after_a_header_is_made_with_its_words(store, ana, home, text, words):
+    own_autonomy(store, ana)
     turn(store, ana, text, settings=plain(home), at=NOW)
     [a] = made(store, ana)
     assert (a.kind, a.status, a.payload["text"]) == ("add_note", "done", words)
@@ -115,6 +116,7 @@ def test_a_note_after_a_header_is_made_with_its_words(store, ana, home, text, wo
     ("block out friday morning in my calendar for the tax return", "the tax return", "Fri 04 Dec 09:00"),
 ])
 def test_a_calendar_entry_after_a_header_is_made_for_its_time(store, ana, home, text, title, when):
+    own_autonomy(store, ana)
     turn(store, ana, text, settings=plain(home), at=NOW)
     [a] = made(store, ana)
     assert (a.kind, a.status, a.payload["title"], wall(a.payload["when"])) == ("add_calendar_entry", "done", title,

@@ -365,7 +365,7 @@ _POLITE = [(re.compile(p + r"\s*$", re.I), plain) for p, plain in [
      r"\1 you "),
     (r"\b(could|can|would|will)\s+you\s+(?:be\s+(?:able|so\s+kind\s+as|kind\s+enough|willing)|manage)\s+to", r"\1 you "),
     (r"\b(?:could|can|may|might)\s+I\s+(?:ask|get)\s+you\s+to(?:\s+please)?", "could you "),
-    (r"\b(?:would|will|is)\s+it\s+(?:be\s+)?(?:possible|ok|okay)\s+for\s+you\s+to", "could you "),
+    (r"\b(?:would|will|is)\s+it\s+(?:be\s+)?possible\s+for\s+you\s+to", "could you "),
     (r"\b(could|can|would|will)\s+you\s+do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s+and", r"\1 you "),
     (r"^\W*(?:please\s+)?do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s*(?:and|[,:\u2014-])", ""),
     (r"^\W*(?:please\s+)?would\s+you\s+kindly", "please "),

@@ -213,10 +213,14 @@ _ABBREV = r"(?<!\bdr)(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bst)(?<!\bprof)(?<!\ba\.m)
 _SENT_END = re.compile(_ABBREV + r"[.!?]+(?=\s|$)|;|\n", re.I)
 _NOT_WHO = (r"(?:a|an|the|me|myself|you|u|it|this|that|some|someone|anyone|everyone|back|up|out|now|again|please|pls|"
             r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a|"
-            r"if|whether|what|when|where|why|how|who|which|this|these|those|here|there)")
+            r"if|whether|what|when|where|why|how|who|which|this|these|those|here|there|i)")
 _TITLE = r"(?:dr|mr|mrs|ms|prof|aunt|uncle|auntie|grandma|grandpa|nana|cousin)\.?"
 WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE + r"\s+[\w'\u2019-]+|(?!" + _NOT_WHO +
        r"\b)[\w'\u2019-]+(?:\s+(?!" + _NOT_WHO + r"\b)(?-i:[A-Z])[\w'\u2019-]+)?)")
+# A recipient when nothing but a comma, a dash or a quote sets the words off: a name (capitalized),
+# a title, a possessive or determiner phrase, a pronoun or a word of kinship.
+_RECIPIENT = re.compile(r"(?:my|our|the)\s|" + _TITLE + r"\s|(?-i:[A-Z])|(?:him|her|them|mum|mom|mommy|mummy|dad|daddy|"
+                        r"grandma|grandpa|granny|nana|gran|papa|mama|auntie|aunty)\b", re.I)
 _SAYING = r"(?:\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
           r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
           r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying|\s+[-\u2013\u2014]+(?=\s)|" \
@@ -249,7 +253,8 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
                      r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
                      r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + r"(?:" + _SAYING +
-                     r"|\s*,(?!\s*(?:and\b|(?-i:[A-Z])[\w'-]+\s*(?:,|and\b))))\s+(?P<body>\S.*)"),
+                     r"|\s*,(?!\s*(?:(?:and|then|or|but|so|because|cause|cos|since|if|when|she|he|they)\b|(?-i:[A-Z])[\w'-]+\s*"
+                     r"(?:,|and\b))))\s+(?P<body>\S.*)"),
     # reaching someone, then what to say: "reach out to X and let her know ...", "hit X up and say ..."
     ("send_message", r"\b(?P<trig>reach(?:ing)?\s+out\s+to|get(?:ting)?\s+in\s+touch\s+with|" + _v("contact") +
                      r"|hit(?:ting)?\s+up)\s+(?P<to>" + WHO + r")" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
@@ -290,7 +295,7 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
     ("add_note", r"\b(?P<trig>" + _v("add", "put", "save", "stick", "pop", "write", "keep", "store", "file", "log", "jot") +
                  r")\s+(?:(?:this|that|it|these|the\s+following)\s+)?(?:in|to|into|on|onto)\s+(?:my|the)\s+notes?"
                  r"(?:\s+app)?(?:\s+for\s+me)?(?:" + _NOTE_DELIM + r"|\s+that)\s*(?P<body>\S.*)"),
-    ("add_note", r"\b(?P<trig>(?:(?:new|quick)\s+)?notes?|for\s+(?:my|the)\s+notes|(?:add\s+)?to\s+(?:my|the)\s+notes)"
+    ("add_note", r"\b(?P<trig>new\s+note|for\s+(?:my|the)\s+notes|(?:add\s+)?to\s+(?:my|the)\s+notes)"
                  r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s))\s*(?P<body>\S.*)"),
     ("add_calendar_entry", r"\b(?P<trig>" + _v("put", "add", "pop", "stick", "pencil", "book", "schedule", "enter", "mark",
                                                 "save", "write", "jot", "slot") + r"|block(?:ing)?"
@@ -386,6 +391,10 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             to, body_start = _chunk(doc, text, m.start("to"), m.end("to"), body_start, m["trig"].lower())
         if to and to.strip().lower() in ("me", "myself", "you", "u"):
             return None
+        if to and not m["trig"].lower().startswith(("tell", "inform", "let")) and not re.search(
+                r"(?i)\b(?:saying|says|reads|say|tell|telling|know|that)\b|:", text[m.end("to"):body_start]) \
+                and not _RECIPIENT.match(to):
+            return None  # set off by a comma, a dash or a quote only: "message board - spam" names no one
         body, cstart, end = _body(text, body_start, True)
         if body and _asked_of_you(text, start):
             body = re.sub(r"(?i)\s+for me\s*$", "", body)  # "would you text Ana that I'm late for me": said to the companion
@@ -442,6 +451,9 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
     if kind == "add_note":
         body, cstart, end = _body(text, m.start("body"), False)
         return Candidate(kind, start, end, cstart, {"text": body or None})
+    if not re.match(r"(?i)" + _v("add", "put", "pop", "stick", "pencil", "enter", "save", "create", "block", "book",
+                                   "schedule", "mark", "write", "jot", "slot", "make"), m["trig"]) and when is None:
+        return None  # a header with no verb ("calendar: totally full") is an entry only with its time
     title = _strip_when(m["what"])
     if not title and m.groupdict().get("what2"):  # "block out friday evening in my calendar for book club"
         title = _strip_when(m["what2"])
@@ -507,7 +519,8 @@ def read(text: str, now: datetime, parse: Callable | None,
 
 
 _BACK = re.compile(r"\b(?:no,? wait|wait,? no|actually,? no|on second thought|second thoughts)\b|"
-                   r"[,;\u2014\u2013-]\s*(?:no,?\s*)?(?:wait,?\s*)?(?:don'?t|do not)(?: do it| send it)?\s*[.!]*\s*$", re.I)
+                   r"[,;.!?\u2014\u2013-]\s*(?:(?:no|wait|actually|hmm|nah),?\s*)*(?:don'?t|do not)(?: do it| send it)?"
+                   r"\s*[.!]*\s*$", re.I)
 
 
 def _taken_back(rest: str) -> bool:
