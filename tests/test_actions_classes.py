@@ -21,8 +21,9 @@ from companion import actions
 from companion.settings import Settings
 from companion.turn import turn
 from eval import everyday
-from memory import cells, messages, nlp
+from memory import cells, messages
 from wrapper import directives
+from wrapper.intents import norm_words
 
 NOW = everyday.NOW  # Monday 2026-11-30 10:00 UTC
 
@@ -200,12 +201,7 @@ def _right(r) -> bool:
     mine = [i for i in actions.requested(r["text"], NOW) if i.kind == kind]
     if not mine or r["content"] is None or kind == "schedule_checkin":
         return bool(mine)
-    return any(nlp_words(i.args.get(_FIELD.get(kind, "text"))) == nlp_words(r["content"]) for i in mine)
-
-
-def nlp_words(s):
-    from wrapper.intents import norm_words
-    return norm_words(s)
+    return any(norm_words(i.args.get(_FIELD.get(kind, "text"))) == norm_words(r["content"]) for i in mine)
 
 
 def test_dev_class_families_are_read_with_their_kind_and_dictated_words():
@@ -219,3 +215,10 @@ def test_no_class_non_request_of_either_split_is_read_as_a_request():
     rows = [r for r in DEV + TRAIN if not r["genuine"]]
     asked = [r["text"] for r in rows if actions.requested(r["text"], NOW)]
     assert len(rows) >= 150 and asked == []
+
+
+def test_the_bench_compares_a_topic_said_back_in_the_participants_voice():
+    from eval.actionbench import _said
+
+    assert _said("how you're sleeping") == _said("how I'm sleeping")
+    assert _said("how you're sleeping") != _said("how she's sleeping")
