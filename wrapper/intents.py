@@ -391,7 +391,8 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             to, body_start = _chunk(doc, text, m.start("to"), m.end("to"), body_start, m["trig"].lower())
         if to and to.strip().lower() in ("me", "myself", "you", "u"):
             return None
-        if to and not m["trig"].lower().startswith(("tell", "inform", "let")) and not re.search(
+        # (not where "a message / a text" names it already, nor for "tell X ...", "let X know ...")
+        if to and kind == "send_message" and "to2" not in m.groupdict() and not m["trig"].lower().startswith(("tell", "inform", "let")) and not re.search(
                 r"(?i)\b(?:saying|says|reads|say|tell|telling|know|that)\b|:", text[m.end("to"):body_start]) \
                 and not _RECIPIENT.match(to):
             return None  # set off by a comma, a dash or a quote only: "message board - spam" names no one
