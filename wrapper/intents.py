@@ -392,9 +392,10 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
         if to and to.strip().lower() in ("me", "myself", "you", "u"):
             return None
         # (not where "a message / a text" names it already, nor for "tell X ...", "let X know ...")
-        if to and kind == "send_message" and "to2" not in m.groupdict() and not m["trig"].lower().startswith(("tell", "inform", "let")) and not re.search(
-                r"(?i)\b(?:saying|says|reads|say|tell|telling|know|that)\b|:", text[m.end("to"):body_start]) \
-                and not _RECIPIENT.match(to):
+        bare = kind == "send_message" and "to2" not in m.groupdict() and not m["trig"].lower().startswith(
+            ("tell", "inform", "let"))
+        if to and bare and not _RECIPIENT.match(to) and not re.search(
+                r"(?i)\b(?:saying|says|reads|say|tell|telling|know|that)\b|:", text[m.end("to"):body_start]):
             return None  # set off by a comma, a dash or a quote only: "message board - spam" names no one
         body, cstart, end = _body(text, body_start, True)
         if body and _asked_of_you(text, start):
