@@ -71,8 +71,10 @@ def _words(s: str | None) -> list[str]:
 
 
 def _said(s: str | None) -> list[str]:
-    """Words as dictated; a check-in topic is stored as said back ("my run" -> "your run")."""
-    return [{"your": "my", "you": "me"}.get(w, w) for w in _words(s)]
+    """Words as dictated; a check-in topic is stored as said back ("my run" -> "your run", "I'm"
+    -> "you're"), so both sides are compared in the participant's voice."""
+    said_back = {"your": "my", "you": "me", "youre": "im", "yours": "mine", "youll": "ill", "youve": "ive", "youd": "id"}
+    return [said_back.get(w, w) for w in _words(s)]
 
 
 class _Run:

@@ -367,6 +367,294 @@ def autonomy(split: str = "dev", seed: int = 7, per_template: int = 4) -> list[d
     return rows
 
 
+# ------------------------------------------------------------------ round 3: the classes of misses
+#
+# The misses on the last set written by another author fell into classes (informal send verbs and
+# abbreviations, check-ins with a day, notes and calendar entries introduced by a header and a
+# colon, recipients with titles or of several words, requests inside a long chatty message, polite
+# question forms). Each class has its own template families here, each family a frame over slots,
+# and each class its non-request counterparts with the same verbs; the families of every class
+# are split into train and dev under their own seed (`split_classes`), so the earlier split above
+# is unchanged. {r} recipient, {p} pronoun, {c} content, {t} time, {d} a weekday, {h} how-clause.
+
+RECIPIENTS3 = [("Dr. Patel", "her"), ("Mr. Okafor", "him"), ("Ms. Lindqvist", "her"), ("Mrs. Abara", "her"),
+               ("Prof. Nakamura", "him"), ("Aunt Rosa", "her"), ("Uncle Dev", "him"), ("Mei Ling", "her"),
+               ("Jean-Luc", "him"), ("Anna Maria", "her"), ("my friend Sam", "them"), ("my sister-in-law", "her"),
+               ("my son's teacher", "her"), ("the kids' coach", "him"), ("my mother in law", "her"),
+               ("Coach Rivera", "him"), ("Lena", "her"), ("Kwame", "him"), ("my landlord", "him"),
+               ("my boss", "her"), ("mum", "her"), ("Grandpa Joe", "him")]
+HOW = ["the interview went", "I'm sleeping", "the move is going", "my run went", "I'm feeling", "the exam went",
+       "the new job is going"]
+CHATTY_BEFORE = ["So work was a nightmare today, my manager moved every deadline and I barely had lunch.",
+                 "Honestly this week has been so much, the kids are sick and the car broke down again.",
+                 "ok so I finally got back from the trip, the train was delayed two hours and I'm starving.",
+                 "Weird day. I ran into my old teacher at the shop and we talked for like an hour.",
+                 "I've been thinking about the whole flat situation and I think we're going to stay."]
+CHATTY_AFTER = ["I think I'll just order pizza tonight and crash.", "Anyway, how are you doing?",
+                "Then I need a very long bath lol.", "The rest can wait until the weekend.",
+                "Thanks, you're saving my life this week."]
+
+# class -> [(family, kind, frame)]
+CLASS_FRAMES: dict[str, list[tuple[str, str, str]]] = {
+    "informal_send": [
+        ("shoot_a_text_to", "send_message", "shoot a text to {r} saying {c}"),
+        ("fire_off", "send_message", "fire off a text to {r} saying {c}"),
+        ("fire_off_colon", "send_message", "fire off a quick message to {r}: {c}"),
+        ("drop_a_text", "send_message", "drop {r} a text saying {c}"),
+        ("drop_msg_to_that", "send_message", "drop a message to {r} that {c}"),
+        ("msg_saying", "send_message", "msg {r} saying {c}"),
+        ("msg_colon", "send_message", "msg {r}: {c}"),
+        ("txt_that", "send_message", "txt {r} that {c}"),
+        ("message_dash_quote", "send_message", "message {r} - '{c}'"),
+        ("message_dash", "send_message", "message {r} - {c}"),
+        ("text_comma", "send_message", "text {r}, {c}"),
+        ("quick_msg_colon", "send_message", "send a quick msg to {r}: {c}"),
+        ("hit_up_say", "send_message", "hit up {r} and say {c}"),
+        ("heads_up", "send_message", "give {r} a heads up that {c}"),
+        ("send_text_quote", "send_message", "send {r} a text: \"{c}\""),
+        ("dm_saying", "send_message", "dm {r} saying {c}"),
+        ("reach_out_let_know", "send_message", "reach out to {r} and let {p} know {c}"),
+        ("get_message_to", "send_message", "get a message to {r} saying {c}"),
+        ("shoot_msg_quote", "send_message", "shoot {r} a msg \u201c{c}\u201d"),
+        ("email_comma", "send_message", "email {r}, {c}"),
+    ],
+    "checkin_day": [
+        ("ask_me_on_day_how", "schedule_checkin", "ask me on {d} how {h}"),
+        ("ask_me_t_how", "schedule_checkin", "ask me {t} how {h}"),
+        ("touch_base_t", "schedule_checkin", "touch base with me {t}"),
+        ("touch_base_about", "schedule_checkin", "touch base with me {t} about {c}"),
+        ("checkin_with_on_day", "schedule_checkin", "check in with me on {d}"),
+        ("checkin_on_day_about", "schedule_checkin", "check in with me on {d} about {c}"),
+        ("follow_up_on_day", "schedule_checkin", "follow up with me on {d} about {c}"),
+        ("see_how_doing", "schedule_checkin", "see how I'm doing {t}"),
+        ("ping_me_ask_how", "schedule_checkin", "ping me {t} to ask how {h}"),
+        ("check_back_with_me", "schedule_checkin", "check back with me on {d}"),
+        ("make_sure_check_in", "schedule_checkin", "make sure you check in with me {t}"),
+        ("come_check_on_me", "schedule_checkin", "come check on me {t}"),
+    ],
+    "note_header": [
+        ("jot_this_colon", "add_note", "jot this down: {c}"),
+        ("add_to_notes_colon", "add_note", "add to my notes: {c}"),
+        ("note_this_colon", "add_note", "note this: {c}"),
+        ("put_in_notes_colon", "add_note", "put this in my notes: {c}"),
+        ("add_this_notes_dash", "add_note", "add this to my notes - {c}"),
+        ("for_my_notes", "add_note", "for my notes: {c}"),
+        ("save_to_notes", "add_note", "save this to my notes: {c}"),
+        ("write_this_down", "add_note", "write this down for me: {c}"),
+        ("new_note", "add_note", "new note: {c}"),
+        ("note_of_this", "add_note", "make a note of this: {c}"),
+        ("note_down_that", "add_note", "note down that {c}"),
+        ("stick_in_notes", "add_note", "stick this in my notes: {c}"),
+        ("add_note_saying", "add_note", "add a note saying {c}"),
+        ("notes_colon", "add_note", "notes: {c}"),
+    ],
+    "calendar_header": [
+        ("calendar_colon", "add_calendar_entry", "calendar: {c} {t}"),
+        ("add_to_calendar_colon", "add_calendar_entry", "add to calendar: {c} {t}"),
+        ("for_my_calendar", "add_calendar_entry", "for my calendar: {c} {t}"),
+        ("new_entry_colon", "add_calendar_entry", "new calendar entry: {c} {t}"),
+        ("put_in_calendar_colon", "add_calendar_entry", "put in my calendar: {c} {t}"),
+        ("diary_colon", "add_calendar_entry", "diary: {c} {t}"),
+        ("calendar_dash", "add_calendar_entry", "calendar - {c} {t}"),
+        ("add_t_to_calendar", "add_calendar_entry", "add {c} {t} to my calendar"),
+        ("schedule_in_calendar", "add_calendar_entry", "schedule {c} in my calendar for {t}"),
+        ("block_out_for", "add_calendar_entry", "block out {t} in my calendar for {c}"),
+        ("calendar_event", "add_calendar_entry", "add an event to my calendar: {c} {t}"),
+        ("stick_in_calendar", "add_calendar_entry", "stick {c} in the calendar for {t}"),
+    ],
+    "titled_recipient": [  # the everyday send frames, over recipients with titles and of several words
+        ("t_send_to_saying", "send_message", "send a message to {r} saying {c}"),
+        ("t_text_saying", "send_message", "text {r} saying {c}"),
+        ("t_email_that", "send_message", "email {r} that {c}"),
+        ("t_tell_that", "send_message", "tell {r} that {c}"),
+        ("t_let_know", "send_message", "let {r} know {c}"),
+        ("t_text_colon", "send_message", "text {r}: {c}"),
+        ("t_message_and_tell", "send_message", "message {r} and tell {p} {c}"),
+        ("t_send_r_text", "send_message", "send {r} a text saying {c}"),
+        ("t_draft_to", "draft_message", "draft an email to {r} saying {c}"),
+    ],
+}
+# Polite question forms and long chatty messages are lead-ins and surroundings of any frame:
+# their families are the lead or the surrounding, crossed with the train frames above.
+POLITE_LEADS: list[tuple[str, str]] = [
+    ("could_you_q", "could you {a}?"), ("would_you_mind_q", "would you mind {ing}?"),
+    ("think_you_could", "do you think you could {a}?"), ("any_chance", "is there any chance you could {a}?"),
+    ("be_able_to", "would you be able to {a}?"), ("any_chance_short", "any chance you could {a}?"),
+    ("could_i_ask", "could I ask you to {a}?"), ("can_i_get_you", "can I get you to {a}?"),
+    ("possible_for_you", "would it be possible for you to {a}?"), ("wondering_if", "I was wondering if you could {a}"),
+    ("so_kind", "would you be so kind as to {a}?"), ("could_you_possibly", "could you possibly {a}?"),
+    ("mind_ing", "mind {ing}?"), ("would_be_great", "if you could {a} that would be great"),
+    ("do_me_a_favour", "can you do me a favour and {a}?"), ("could_you_please_q", "could you please {a} for me?"),
+    ("can_you_pls", "can you pls {a}"), ("would_you_kindly", "would you kindly {a}?"),
+]
+CHATTY: list[tuple[str, str]] = [
+    ("before_anyway", "{b} Anyway, {x}"), ("before_and_after", "{b} {X} {e}"), ("before_oh_and", "{b} oh and {x}"),
+    ("two_before", "{b} {b2} So yeah. {X}"), ("after_only", "{X} {e} {e2}"), ("mid_but_first", "{b} but first, {x} {e}"),
+]
+_ING3 = {"shoot": "shooting", "fire": "firing", "drop": "dropping", "msg": "messaging", "txt": "texting",
+         "hit": "hitting", "give": "giving", "dm": "dming", "reach": "reaching", "get": "getting", "ask": "asking",
+         "touch": "touching", "see": "seeing", "come": "coming", "stick": "sticking", "block": "blocking",
+         "schedule": "scheduling", "jot": "jotting", "save": "saving", "write": "writing", "note": "noting",
+         "put": "putting", "add": "adding", "make": "making", "email": "emailing", "text": "texting",
+         "message": "messaging", "send": "sending", "tell": "telling", "let": "letting", "follow": "following",
+         "check": "checking", "draft": "drafting", "ping": "pinging"}
+
+# Non-request counterparts with the same verbs ({a} the action's words in base form, {past}).
+NON3: dict[str, list[str]] = {
+    "informal_send": ["should I shoot a text to {r} saying {c}?", "I already fired off a text to {r} saying {c}",
+                      "{r} dropped me a text saying {c}", "gonna msg {r} myself later: {c}",
+                      "lol imagine if I txt {r} that {c}", "don't message {r} - {c}",
+                      "my sister keeps saying hit up {r} and say {c}", "I'd never dm {r} saying {c}"],
+    "checkin_day": ["my mum asked me on {d} how {h}", "I told my coach I'd touch base with him {t}",
+                    "do you usually check in with people on {d}?", "I need to check in with my manager on {d}",
+                    "I'll ask her on {d} how {h}", "she never checks in with me on {d}, typical",
+                    "should I follow up with Lena on {d} about {c}?"],
+    "note_header": ["I jotted this down yesterday: {c}", "she wrote in her notes: {c}",
+                    "should I add this to my notes: {c}?", "my teacher always said jot this down: {c}",
+                    "did I already put this in my notes: {c}?", "I never write things down, like {c}"],
+    "calendar_header": ["the school calendar says: {c} {t}", "is {c} {t} in my calendar?",
+                        "I already put {c} in my calendar {t}", "my wife's calendar: {c} {t}",
+                        "should I add {c} to the calendar {t}?", "what's on my calendar {t}?"],
+    "titled_recipient": ["should I text {r} saying {c}?", "{r} told me that {c}", "I'm not going to email {r} that {c}",
+                         "if I were you I'd tell {r} that {c}", "yesterday I sent a message to {r} saying {c}"],
+    "polite_question": ["could you believe {r} texted me saying {c}?", "would you mind if I texted {r} saying {c}?",
+                        "do you think I could text {r} saying {c}?", "is there any chance {r} will message me?",
+                        "can I text {r} saying {c} or is that weird?", "would you be able to tell if {r} is upset?",
+                        "could I ever tell {r} that {c}?", "would you text {r} saying {c} if you were me?"],
+    "chatty": ["{b} My sister said I should text {r} saying {c}. {e}",
+               "{b} Part of me wants to message {r} that {c}, but I won't. {e}",
+               "{b} I already told {r} that {c}. {e}",
+               "{b} Should I remind {r} about it or is that too much? {e}"],
+}
+
+
+def split_classes(seed: int = SPLIT_SEED + 3, dev_share: float = 0.34) -> dict[str, set[str]]:
+    """The round-3 families of each class (frames, polite leads, chatty surroundings) and the
+    non-request templates of each class, split into train and dev under `seed`."""
+    rnd = random.Random(seed)
+    groups = {c: [f"{c}/{f}" for f, _, _ in fr] for c, fr in CLASS_FRAMES.items()}
+    groups["polite_question"] = [f"polite_question/{f}" for f, _ in POLITE_LEADS]
+    groups["chatty"] = [f"chatty/{f}" for f, _ in CHATTY]
+    groups |= {f"non:{c}": [f"non:{c}/{i}" for i in range(len(ts))] for c, ts in NON3.items()}
+    dev: set[str] = set()
+    every: set[str] = set()
+    for names in groups.values():
+        names = sorted(names)
+        rnd.shuffle(names)
+        dev |= set(names[:max(1, round(len(names) * dev_share))])
+        every |= set(names)
+    return {"dev": dev, "train": every - dev}
+
+
+def _time3(rnd: random.Random, kind: str, frame: str):
+    """(time phrase, window, family, weekday) for a round-3 frame."""
+    d = rnd.choice(DAYS[1:])
+    k = _ahead(d)
+    if "{d}" in frame:
+        lo, hi = (_at(k, 7), _at(k, 21)) if kind != "add_calendar_entry" else (_at(k, 0), _at(k, 23, 59))
+        return "", (lo, hi), "on_day", d
+    if "{t}" not in frame:
+        return "", None, "none", d
+    fam, phrase, window = rnd.choice(_times(rnd) + [("on_day", f"on {d}", (_at(k, 7), _at(k, 21)))])
+    return phrase, window, fam, d
+
+
+def _fill3(rnd: random.Random, kind: str, frame: str, titled: bool = False) -> tuple[str, dict, tuple | None, str]:
+    s = _slots(rnd, kind)
+    if kind in ("send_message", "draft_message") and (titled or rnd.random() < 0.4):
+        s["r"], s["p"] = rnd.choice(RECIPIENTS3)
+    phrase, window, tfam, d = _time3(rnd, kind, frame)
+    s["h"] = rnd.choice(HOW)
+    text = frame.format(r=s.get("r", ""), p=s.get("p", ""), c=s["c"], t=phrase, d=d, h=s["h"])
+    return " ".join(text.split()), s, window, tfam
+
+
+def _row3(i: int, text: str, kind: str, s: dict, window, tfam: str, cls: str, family: str, frame: str) -> dict:
+    content = s["c"] if kind != "schedule_checkin" or "{c}" in frame else None
+    recipient = s.get("r") if kind in ("send_message", "draft_message") else None
+    return {"id": f"ev3-g{i:04d}", "text": text, "genuine": True, "kinds": [kind], "recipient": recipient,
+            "refers_to": None, "content": content, "framing": "request", "class": cls, "family": family,
+            "time_family": tfam, "when_window": [w.isoformat() for w in window] if window else None,
+            "context": "work" if recipient in ("my boss",) else "personal"}
+
+
+def _verb_frame(frame: str) -> bool:
+    return frame.split(" ", 1)[0] in _ING3
+
+
+def generate_classes(split: str = "dev", seed: int = 7, per_family: int = 5, per_template: int = 4) -> list[dict]:
+    """Round-3 rows: `per_family` genuine rows per family of `split` (frames of each class; polite
+    leads and chatty surroundings each over frames of the same split), `per_template` rows per
+    non-request template of `split`."""
+    fams = split_classes()
+    keep = (lambda f: True) if split == "all" else (lambda f: f in fams[split])
+    rnd = random.Random(f"{seed}:classes:{split}")
+    frames = [(c, f, k, fr) for c, fs in CLASS_FRAMES.items() for f, k, fr in fs]
+    own = [x for x in frames if keep(f"{x[0]}/{x[1]}")]
+    # a header frame ("calendar: ...", "new note: ...") takes no lead-in: only frames that open
+    # with the action's verb are put in a polite question or a chatty message
+    pool = [x for x in own if _verb_frame(x[3])] or [x for x in frames if _verb_frame(x[3])]
+    rows, g, n = [], 0, 0
+    for cls, family, kind, frame in own:
+        for _ in range(per_family):
+            g += 1
+            text, s, window, tfam = _fill3(rnd, kind, frame, titled=cls == "titled_recipient")
+            lead = rnd.random() if _verb_frame(frame) else 1.0
+            if lead < 0.25:
+                text = f"please {text}" if not text.startswith("please") else text
+            elif lead < 0.4:
+                text = _cap(text) + "."
+            elif lead < 0.5:
+                text = f"can you {text}?"
+            rows.append(_row3(g, text, kind, s, window, tfam, cls, f"{cls}/{family}", frame))
+    for group, wrappers in (("polite_question", POLITE_LEADS), ("chatty", CHATTY)):
+        for name, wrap in wrappers:
+            if not keep(f"{group}/{name}"):
+                continue
+            for _ in range(per_family):
+                g += 1
+                cls, family, kind, frame = rnd.choice(pool)
+                a, s, window, tfam = _fill3(rnd, kind, frame)
+                verb, _, rest = a.partition(" ")
+                if group == "polite_question":
+                    ing = _ING3.get(verb.lower())
+                    if "{ing}" in wrap and not ing:
+                        wrap = "could you {a}?"
+                    text = wrap.format(a=a, ing=f"{ing} {rest}" if ing else a)
+                else:
+                    lead_name, lead = rnd.choice(LEADS[:6] + LEADS[7:])
+                    ing = _ING3.get(verb.lower())
+                    x = lead.format(a=a, ing=f"{ing} {rest}" if ing else a)
+                    x = x if x[-1] in ".?!" else x + "."
+                    b, b2 = rnd.sample(CHATTY_BEFORE, 2)
+                    e, e2 = rnd.sample(CHATTY_AFTER, 2)
+                    text = wrap.format(b=b, b2=b2, e=e, e2=e2, x=x, X=_cap(x))
+                rows.append(_row3(g, text, kind, s, window, tfam, group, f"{group}/{name}", frame))
+    for cls, templates in NON3.items():
+        for t, template in enumerate(templates):
+            if not keep(f"non:{cls}/{t}"):
+                continue
+            for _ in range(per_template):
+                n += 1
+                kind = {"checkin_day": "schedule_checkin", "note_header": "add_note",
+                        "calendar_header": "add_calendar_entry"}.get(cls, "send_message")
+                s = _slots(rnd, kind)
+                if kind == "send_message":
+                    s["r"], s["p"] = rnd.choice(RECIPIENTS3 + RELATIONS[:4])
+                phrase, _, _, d = _time3(rnd, kind, "{t}")
+                b, = rnd.sample(CHATTY_BEFORE, 1)
+                e, = rnd.sample(CHATTY_AFTER, 1)
+                text = template.format(r=s.get("r", ""), c=s["c"], t=phrase, d=d, h=rnd.choice(HOW), b=b, e=e)
+                text = " ".join(text.split())
+                if rnd.random() < 0.3:
+                    text = _cap(text)
+                rows.append({"id": f"ev3-n{n:04d}", "text": text, "genuine": False, "kinds": [],
+                             "surface_kinds": [kind] + (["set_reminder"] if "remind" in template else []),
+                             "recipient": s.get("r"), "content": None, "framing": cls, "class": cls,
+                             "family": f"non:{cls}/{t}", "context": "personal"})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -374,8 +662,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--autonomy", action="store_true")
+    ap.add_argument("--classes", action="store_true", help="the round-3 class families instead (split_classes)")
     args = ap.parse_args(argv)
-    rows = autonomy(args.split, args.seed) if args.autonomy else generate(args.split, args.seed)
+    rows = autonomy(args.split, args.seed) if args.autonomy else generate_classes(args.split, args.seed) \
+        if args.classes else generate(args.split, args.seed)
     for r in rows:
         print(json.dumps(r, ensure_ascii=False))
 

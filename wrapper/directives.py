@@ -42,7 +42,7 @@ from dataclasses import dataclass
 # Words a request may open with (discourse markers, politeness), nothing else.
 OPENERS = {"ok", "okay", "k", "hey", "hi", "hello", "please", "pls", "plz", "so", "also", "and", "oh", "anyway",
            "anyways", "btw", "alright", "now", "just", "then", "first", "quickly", "kindly", "actually", "yo",
-           "by", "the", "way", "one", "more", "thing", "quick", "favour", "favor", "companion", "again",
+           "by", "the", "way", "one", "more", "thing", "quick", "favour", "favor", "companion", "again", "but",
            # interjections
            "ugh", "argh", "ah", "oof", "phew", "hmm", "um", "uh", "aw", "wow", "omg", "gosh", "yikes", "sigh"}
 # Modal auxiliaries that make "... you V" a request.
@@ -279,9 +279,10 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     if t is None:
         return no("the words are not in the parse")
     sent = t.sent
-    if ironic(text[sent.start_char:]) or _marker_only(doc, sent):
-        # the request's own sentence and what follows it; a laugh in the news before it ("I'm
-        # so tired lol. Can you ...") is about the news
+    after = [s for s in doc.sents if s.start >= sent.end]
+    if ironic(text[sent.start_char:after[0].end_char if after else len(text)]) or _marker_only(doc, sent):
+        # the request's own sentence and the one after it; a laugh in the news before it ("I'm
+        # so tired lol. Can you ...") is about the news, one in a later sentence about that one
         return no("irony or a joke ('lol', 'yeah right' ...)")
     if external and recipient and re.match(r"(?i)your\b", recipient):
         return no("addressed to the participant ('your ...'): someone else's advice")
@@ -294,6 +295,7 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     prefix = _mend(text[sent.start_char:start])
     if (lead := _LEAD.match(prefix)) and all(w.lower() in OPENERS | _LEAD_WORDS for w in re.findall(r"[\w']+", lead[1])):
         prefix = prefix[lead.end():]  # "hey, quick one: ...", "ok so -": a discourse opener set off by a colon
+    prefix, ing = polite(prefix, ing, text[frame_end:sent.end_char])
     plain = parse(prefix + ("sending it" if ing else "send it") + ("?" if question else "."))
     v = token_at(plain, len(prefix))
     if v is None:
@@ -336,7 +338,8 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     content_i = token_at(doc, content_start).i if content_start is not None and token_at(doc, content_start) \
         else sent.end
     root = sent.root
-    if root.i >= content_i and root.pos_ in ("VERB", "AUX") and root.lemma_.lower() in FRAMING and _subjects(root):
+    if root.i >= content_i and root.pos_ in ("VERB", "AUX") and root.lemma_.lower() in FRAMING and any(
+            t.i not in _span_ids(x) for x in _subjects(root)):  # a subject that is not the request itself
         return no(f"reported: '{_clip_words(root)}' heads the sentence")
     for c in t.children:
         if c.dep_ == "advcl" and any(m.lower_ in CONDITIONAL and m.dep_ == "mark" for m in c.children):
@@ -350,6 +353,40 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     if (why := _tail_reason(sent, doc)) is not None:
         return no(why)
     return Reading(True, f"request: {form}", form)
+
+
+# The polite forms of asking the companion, each said as the plain form it means ("do you think
+# you could V" is "could you V"). A closed class: the subject is "you", the modal affirmative, the
+# frame stands right before the action's verb; whatever else stands before it is judged as before.
+_POLITE = [(re.compile(p + r"\s*$", re.I), plain) for p, plain in [
+    (r"\b(?:do|d'?you)\s+(?:you\s+)?(?:think|reckon|suppose)\s+you\s+(?:could|can|would|might)(?:\s+possibly)?", "could you "),
+    (r"\b(?:is\s+there\s+)?(?:any|a)\s+chance\s+(?:that\s+)?you\s+(?:could|can|would|might)", "could you "),
+    (r"\b(could|can|would|will)\s+you\s+(?:possibly|kindly|maybe|perhaps|please\s+just|just|quickly|pretty\s+please)",
+     r"\1 you "),
+    (r"\b(could|can|would|will)\s+you\s+(?:be\s+(?:able|so\s+kind\s+as|kind\s+enough|willing)|manage)\s+to", r"\1 you "),
+    (r"\b(?:could|can|may|might)\s+I\s+(?:ask|get)\s+you\s+to(?:\s+please)?", "could you "),
+    (r"\b(?:would|will|is)\s+it\s+(?:be\s+)?possible\s+for\s+you\s+to", "could you "),
+    (r"\b(could|can|would|will)\s+you\s+do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s+and", r"\1 you "),
+    (r"^\W*(?:please\s+)?do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s*(?:and|[,:\u2014-])", ""),
+    (r"^\W*(?:please\s+)?would\s+you\s+kindly", "please "),
+]]
+_THANKS_AFTER = re.compile(r"^[^.!?]*?,?\s*(?:that|it)(?:'d|\s+would)\s+be\s+(?:great|amazing|lovely|awesome|perfect|brilliant|"
+                           r"wonderful|fab|a\s+(?:huge\s+|big\s+)?help)\b", re.I)
+
+
+def polite(prefix: str, ing: bool, after: str) -> tuple[str, bool]:
+    """The request form before the action's verb said plainly (see `_POLITE`); "mind V-ing?" as
+    "would you mind V-ing?", and "if you could V ..., that would be great" as "could you V"
+    when the sentence ends in thanks (else "if" stays a condition). Returns (prefix, -ing form)."""
+    for pattern, plain in _POLITE:
+        if m := pattern.search(prefix):
+            return prefix[:m.start()] + m.expand(plain), ing
+    if ing and (m := re.search(r"(?i)(?:^|(?<=[\s,]))mind\s*$", prefix)) and not re.search(r"(?i)\b(?:you|u)\s+mind\s*$", prefix) \
+            and not prefix[:m.start()].strip(" ,").split()[-1:] in (["never"], ["don't"], ["dont"]):
+        return prefix[:m.start()] + "would you mind ", ing
+    if (m := re.search(r"(?i)\bif\s+you\s+(could|can|would)\s*$", prefix)) and _THANKS_AFTER.match(after):
+        return prefix[:m.start()] + m[1] + " you ", ing
+    return prefix, ing
 
 
 _TIME = re.compile(r"\b(?:tomorrow|tonight|later|next week|next month|in (?:\d+|an?|a few) (?:minute|hour|day|week)s?|"

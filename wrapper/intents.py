@@ -212,13 +212,20 @@ def reported(sentence: str) -> bool:
 _ABBREV = r"(?<!\bdr)(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bst)(?<!\bprof)(?<!\ba\.m)(?<!\bp\.m)"
 _SENT_END = re.compile(_ABBREV + r"[.!?]+(?=\s|$)|;|\n", re.I)
 _NOT_WHO = (r"(?:a|an|the|me|myself|you|u|it|this|that|some|someone|anyone|everyone|back|up|out|now|again|please|pls|"
-            r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a)")
+            r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a|"
+            r"if|whether|what|when|where|why|how|who|which|this|these|those|here|there|i)")
 _TITLE = r"(?:dr|mr|mrs|ms|prof|aunt|uncle|auntie|grandma|grandpa|nana|cousin)\.?"
 WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE + r"\s+[\w'\u2019-]+|(?!" + _NOT_WHO +
        r"\b)[\w'\u2019-]+(?:\s+(?!" + _NOT_WHO + r"\b)(?-i:[A-Z])[\w'\u2019-]+)?)")
+# A recipient when nothing but a comma, a dash or a quote sets the words off: a name (capitalized),
+# a title, a possessive or determiner phrase, a pronoun or a word of kinship.
+_RECIPIENT = re.compile(r"(?:my|our|the)\s|" + _TITLE + r"\s|(?-i:[A-Z])|(?:him|her|them|mum|mom|mommy|mummy|dad|daddy|"
+                        r"grandma|grandpa|granny|nana|gran|papa|mama|auntie|aunty)\b", re.I)
 _SAYING = r"(?:\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
           r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
-          r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying)"
+          r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying|\s+[-\u2013\u2014]+(?=\s)|" \
+          r"(?=\s+[\"\u201c\u2018']\w))"
+_NOTE_DELIM = r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s)|\s*,)"  # a note's or an entry's words set off after a header
 _FOR_ME = r"(?:\s+(?:for\s+me|real\s+quick|quick(?:ly)?|now|for\s+me\s+(?:real\s+)?quick(?:ly)?))?"
 _NOTE_WORD = r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp)"
 # (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
@@ -240,11 +247,20 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
     ("draft_message", r"\b(?P<trig>" + _v("draft", "write") + r")(?:\s+(?:up|me|out))?\s+(?:a|an)\s+(?:quick\s+|short\s+)?"
                       r"(?:draft\s+)?" + _NOTE_WORD + r"(?:\s+(?:to|for)\s+(?P<to>" + WHO + r"))?(?:" + _SAYING +
                       r"|\s*,|\s+about)\s+(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write") + r")\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
+    ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write", "fire", "get", "ping", "flick", "zap") +
+                     r")(?:\s+(?:off|over|out))?\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
                      r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _SAYING +
                      r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
-                     r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
+                     r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + r"(?:" + _SAYING +
+                     r"|\s*,(?!\s*(?:(?:and|then|or|but|so|because|cause|cos|since|if|when|she|he|they)\b|(?-i:[A-Z])[\w'-]+\s*"
+                     r"(?:,|and\b))))\s+(?P<body>\S.*)"),
+    # reaching someone, then what to say: "reach out to X and let her know ...", "hit X up and say ..."
+    ("send_message", r"\b(?P<trig>reach(?:ing)?\s+out\s+to|get(?:ting)?\s+in\s+touch\s+with|" + _v("contact") +
+                     r"|hit(?:ting)?\s+up)\s+(?P<to>" + WHO + r")" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>hit(?:ting)?)\s+(?P<to>" + WHO + r")\s+up" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("give") + r")\s+(?P<to>" + WHO + r")\s+(?:a\s+)?(?:quick\s+)?heads?[-\s]?up"
+                     r"(?:\s+that|\s*:|\s*,|\s+[-\u2013\u2014]+(?=\s))\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")\s+(?:that\s+)?(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know\s+(?:that\s+)?(?P<body>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
@@ -258,18 +274,37 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
     ("schedule_checkin", r"\b(?P<trig>" + _v("check") + r")\s+(?:in|back)(?:\s+(?:with|on)\s+me\b|(?=\s+(?:tomorrow|"
                          r"tonight|later|next week|on \w+day|in \d+|at \d)))(?P<what>.*)"),
     ("schedule_checkin", r"\b(?P<trig>" + _v("follow") + r")\s+up\s+with\s+me\b(?P<what>.*)"),
-    ("schedule_checkin", r"\b(?P<trig>" + _v("check") + r")\s+on\s+me\b(?P<what>.*)"),
+    ("schedule_checkin", r"\b(?P<trig>(?:" + _v("come") + r"\s+(?:and\s+)?)?" + _v("check") + r")\s+(?:in\s+)?on\s+me\b"
+                         r"(?P<what>.*)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("touch") + r")\s+base\s+with\s+me\b(?P<what>.*)"),
+    # asking the participant later how something went: a check-in when a time is said (`_candidate`)
+    ("schedule_checkin", r"\b(?P<trig>" + _v("ask") + r")\s+me\s+(?P<pre>(?:[\w:.'~-]+,?\s+){0,6}?)(?P<q>how|whether|if|"
+                         r"about)\s+(?P<what>[^.!?\n]+)"),
+    ("schedule_checkin", r"\b(?P<trig>" + _v("see") + r")\s+how\s+(?:I'?m|I\s+am)\s+(?:doing|getting\s+on|holding\s+up|"
+                         r"feeling)\b(?P<what>.*)"),
     ("schedule_checkin", r"\b(?P<trig>" + _v("schedule", "book") + r"|set(?:ting)?\s+up)\s+(?:a|an)\s+check-?\s?in\b"
                          r"(?P<what>.*)"),
     ("add_note", r"\b(?P<trig>" + _v("make", "take", "add", "save", "write", "jot", "leave", "keep") + r")\s+(?:down\s+)?"
                  r"(?:a|an|this\s+as\s+a)?\s*(?:quick\s+)?note\b(?:\s+of\s+this)?(?:\s+that|\s+saying|\s+to\s+say|\s*:|"
                  r"\s+of|\s+about|\s*,)?\s*(?P<body>\S.*)"),
-    ("add_note", r"\b(?P<trig>not(?:e|ing))(?:\s+down)?(?:\s+that|\s*:)\s+"
+    ("add_note", r"\b(?P<trig>not(?:e|ing))(?:\s+(?:this|it))?(?:\s+down)?(?:\s+that|" + _NOTE_DELIM + r")\s+"
                  r"(?P<body>\S.*)"),
     ("add_note", r"\b(?P<trig>" + _v("jot", "write") + r")\s+down\s+(?:that\s+)?(?P<body>(?!a\s+note)\S.*)"),
-    ("add_calendar_entry", r"\b(?P<trig>" + _v("put", "add", "pop", "stick", "pencil", "book") + r"|block(?:ing)?"
-                           r"(?:\s+off)?)\s+(?P<what>.+?)\s+(?:in|on|to|into)\s+(?:my|the)\s+(?:calendar|schedule|diary|"
-                           r"agenda)\b"),
+    ("add_note", r"\b(?P<trig>" + _v("jot", "write", "note", "get", "put", "take") + r")\s+(?:this|that|it|these)\s+down"
+                 r"(?:\s+for\s+me)?" + _NOTE_DELIM + r"\s*(?P<body>\S.*)"),
+    ("add_note", r"\b(?P<trig>" + _v("add", "put", "save", "stick", "pop", "write", "keep", "store", "file", "log", "jot") +
+                 r")\s+(?:(?:this|that|it|these|the\s+following)\s+)?(?:in|to|into|on|onto)\s+(?:my|the)\s+notes?"
+                 r"(?:\s+app)?(?:\s+for\s+me)?(?:" + _NOTE_DELIM + r"|\s+that)\s*(?P<body>\S.*)"),
+    ("add_note", r"\b(?P<trig>new\s+note|for\s+(?:my|the)\s+notes|(?:add\s+)?to\s+(?:my|the)\s+notes)"
+                 r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s))\s*(?P<body>\S.*)"),
+    ("add_calendar_entry", r"\b(?P<trig>" + _v("put", "add", "pop", "stick", "pencil", "book", "schedule", "enter", "mark",
+                                                "save", "write", "jot", "slot") + r"|block(?:ing)?"
+                           r"(?:\s+(?:off|out))?)\s+(?P<what>(?:(?!:\s).)+?)\s+(?:in|on|to|into)\s+(?:my|the)\s+(?:calendar|schedule|diary|"
+                           r"agenda)\b(?:\s+for\s+(?P<what2>[^.!?\n]+))?"),
+    ("add_calendar_entry", r"\b(?P<trig>(?:(?:" + _v("add", "put", "pop", "stick", "pencil", "enter", "save") + r")(?:\s+(?:this|it))?"
+                           r"\s+(?:in|to|into|on)\s+(?:my\s+|the\s+)?|for\s+(?:my|the)\s+|new\s+|" + _v("add", "put", "create") +
+                           r"\s+(?:an?\s+)?(?:event|entry|appointment)\s+(?:to|in|into|on)\s+(?:my\s+|the\s+)?)?(?:calendar|diary|"
+                           r"agenda)(?:\s+(?:entry|event|item))?)" + _NOTE_DELIM + r"\s*(?P<what>[^.!?\n]+)"),
     ("add_calendar_entry", r"\b(?P<trig>" + _v("add", "create", "make") + r"|put(?:ting)?\s+in)\s+(?:a|an)\s+(?:calendar\s+)?"
                            r"(?:entry|event|appointment)\s+(?:for|called|titled|about|:)\s*(?P<what>[^.!?]+)"),
 ]]
@@ -356,10 +391,32 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             to, body_start = _chunk(doc, text, m.start("to"), m.end("to"), body_start, m["trig"].lower())
         if to and to.strip().lower() in ("me", "myself", "you", "u"):
             return None
+        # (not where "a message / a text" names it already, nor for "tell X ...", "let X know ...")
+        bare = kind == "send_message" and "to2" not in m.groupdict() and not m["trig"].lower().startswith(
+            ("tell", "inform", "let"))
+        if to and bare and not _RECIPIENT.match(to) and not re.search(
+                r"(?i)\b(?:saying|says|reads|say|tell|telling|know|that)\b|:", text[m.end("to"):body_start]):
+            return None  # set off by a comma, a dash or a quote only: "message board - spam" names no one
         body, cstart, end = _body(text, body_start, True)
+        if body and _asked_of_you(text, start):
+            body = re.sub(r"(?i)\s+for me\s*$", "", body)  # "would you text Ana that I'm late for me": said to the companion
+        if body and re.search(r"(?i)\bif\s+(?:you|u)\s+(?:could|can|would)\s*$", text[max(0, start - 40):start]):
+            # "if you could text her saying ..., that would be great": the thanks is the companion's
+            body = re.sub(r"(?i),?\s*(?:that|it)(?:'d|\s+would)\s+be\s+(?:great|amazing|lovely|awesome|perfect|brilliant|"
+                          r"wonderful|fab|a\s+(?:huge\s+|big\s+)?help)\W*$", "", body) or body
         if kind == "send_message" and not (to and body):
             return None
         return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None})
+    if kind == "set_reminder" and m["trig"].lower().startswith(("ping", "nudge", "buzz")) and re.match(
+            r"(?i)(?:ask|see|check)\s+(?:in\s+)?(?:(?:with|on)\s+me\s+)?(?:how|whether|if|about)\b", m["what"]):
+        # "ping me friday to ask how the interview went": the companion asking, a check-in
+        kind = "schedule_checkin"
+        topic = re.sub(r"(?i)^(?:ask|see|check)\s+(?:in\s+)?(?:(?:with|on)\s+me\s+)?(?:about\s+)?", "", m["what"])
+        end = _sentence_end(text, m.start("what"))
+        topic = _TRAILING_POLITE.sub("", topic[: end - m.start("what")])
+        if m.groupdict().get("pre") and _strip_when(m["pre"]).lower() not in ("", "later", "later on"):
+            return None
+        return Candidate(kind, start, end, None, {"when": when_iso, "topic": _yours(_strip_when(topic)) or None})
     if kind == "set_reminder":
         if m.groupdict().get("pre") and _strip_when(m["pre"]).lower() not in ("", "later", "later on"):
             return None  # "remind me why I ..." and the like: only a time may stand before "to"
@@ -373,6 +430,17 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             return None  # "remind me what I asked": a question, not a reminder to set
         hint = "let_forget" if m["trig"].lower().startswith("don") or m["trig"].lower().startswith("do") else ""
         return Candidate(kind, start, end, what_start, {"text": _strip_when(what) or None, "when": when_iso}, hint)
+    if kind == "schedule_checkin" and m.groupdict().get("q"):
+        # "ask me on friday how the interview went": only with a time is it a check-in (without
+        # one, "ask me how my day was" asks for a question now)
+        if _strip_when(m["pre"] or "") or when is None:
+            return None
+        end = _sentence_end(text, m.start("what"))
+        topic = text[m.start("what"):end] if m["q"].lower() == "about" else text[m.start("q"):end]
+        topic = _TRAILING_POLITE.sub("", re.sub(r"(?i)\s+for me\s*$", "", topic))
+        return Candidate(kind, start, end, None, {"when": when_iso, "topic": _yours(_strip_when(topic)) or None})
+    if kind == "schedule_checkin" and m["trig"].lower().startswith("see") and when is None:
+        return None  # "see how I'm doing" with no time is not a check-in to schedule
     if kind == "schedule_checkin":
         rest = m["what"] or ""
         end = m.end("what") if m["what"] else m.end()
@@ -385,11 +453,24 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
     if kind == "add_note":
         body, cstart, end = _body(text, m.start("body"), False)
         return Candidate(kind, start, end, cstart, {"text": body or None})
+    if not re.match(r"(?i)" + _v("add", "put", "pop", "stick", "pencil", "enter", "save", "create", "block", "book",
+                                   "schedule", "mark", "write", "jot", "slot", "make"), m["trig"]) and when is None:
+        return None  # a header with no verb ("calendar: totally full") is an entry only with its time
     title = _strip_when(m["what"])
+    if not title and m.groupdict().get("what2"):  # "block out friday evening in my calendar for book club"
+        title = _strip_when(m["what2"])
     if re.match(r"(?i)(?:a |an )?reminder\b", title):
         return None
     end = _sentence_end(text, start)
     return Candidate(kind, start, end, m.start("what"), {"title": title or None, "when": when_iso})
+
+
+def _asked_of_you(text: str, start: int) -> bool:
+    """The sentence asks the companion with a modal before the action ("would you ... "): a
+    trailing "for me" is then said to the companion, not part of what is dictated."""
+    before = text[:start]
+    cut = max((m.end() for m in _SENT_END.finditer(before)), default=0)
+    return bool(re.search(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b", before[cut:]))
 
 
 def _chunk(doc, text: str, to_start: int, to_end: int, body_start: int, trig: str) -> tuple[str, int]:
@@ -440,7 +521,8 @@ def read(text: str, now: datetime, parse: Callable | None,
 
 
 _BACK = re.compile(r"\b(?:no,? wait|wait,? no|actually,? no|on second thought|second thoughts)\b|"
-                   r"[,;\u2014\u2013-]\s*(?:no,?\s*)?(?:wait,?\s*)?(?:don'?t|do not)(?: do it| send it)?\s*[.!]*\s*$", re.I)
+                   r"[,;.!?\u2014\u2013-]\s*(?:(?:no|wait|actually|hmm|nah),?\s*)*(?:don'?t|do not)(?: do it| send it)?"
+                   r"\s*[.!]*\s*$", re.I)
 
 
 def _taken_back(rest: str) -> bool:
