@@ -30,7 +30,7 @@ from importlib import resources
 
 from memory import facts, nlp
 
-VERSION = "answers-v2"
+VERSION = "answers-v3"
 _WH = {"WP", "WDT", "WRB", "WP$"}
 _SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
@@ -739,6 +739,21 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
     extra = [Candidate(m.text, m.dayid, m.ordinal, m.ts, "message") for m in own + hits]
     known = known_names([c.text for c in extra] + [text]).merge(_claim_names(store, participant, as_of))
     vocab = _vocab(store, participant, as_of)
+    ask3 = read_relations(text, known, vocab)
+    if ask3 is not None:
+        cands = relation_candidates(store, participant, as_of, ask3, known, extra)
+        known = known.merge(known_names([c.text for c in cands if c not in extra]))
+        if ask3.kind == "who" and not any(re.search(rf"\b{re.escape(ask3.name)}\b", c.text, re.I) for c in cands):
+            ask3 = None  # a name they never used ("who is Tom Hanks?"): not a question about their past
+    if ask3 is not None:
+        reply, found = answer_relations(ask3, cands, known, now)
+        trace = {"version": VERSION, "question": ask3.public(), "candidates": len(cands), "found": found}
+        if reply is None:  # the chain's person is found, and something else is asked of them
+            reply, inner = answer(store, participant, as_of, ask3.rest.format(found["person"]) + "?", items, recent, now)
+            if reply is None:
+                reply = f"I don't think you've told me that about {found['person']}."
+            trace["then"] = inner
+        return reply, {**trace, "answer": reply}
     core = unframe(normalise(text, vocab))
     q = read_question(core if core.endswith("?") else core + "?", known)
     f, cands = None, []
@@ -1219,3 +1234,327 @@ def not_told_everyday(ask: Ask) -> str:
         if rest and not re.search(r"\b(?:you told me|you said)\b", rest):
             return f"I don't think you've told me {m.group(1).lower()} {rest}."
     return "I don't think you've told me that."
+
+
+# ---------------------------------------------------------------- relations, topics, counts (answers-v3)
+#
+# Issue 25 on a week by another author: facts told inside long messages and through other people
+# ("my sister Adjoa called, and her husband Kofi is building a treehouse"; "Dani's sister Mireille
+# writes the questions") were asked back as "what's my sister's husband called?", "who is
+# Mireille?", "what did I say about that Moroccan place?", "how many hens do we have?", and a
+# never-told "where does Ines work?" was answered with the city Ines stayed in. This reader runs
+# before the two above and is strict about who: a chain of relations ("my sister's husband",
+# "Dani's sister") is resolved to the person a statement names as such, or the answer is that it
+# was not told; "who is X" is answered by the relation a statement gives X; "what did I say
+# about X" by the newest statement holding X's words; "how many X" by a number said before X.
+# It returns None for every other question (the readers above answer them).
+
+_NAME = r"[A-Z][\w'-]*(?:\s+(?:&|and|of|de|van|von)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)*"
+_CAP = re.compile(rf"^{_NAME}$")
+_NOT_NAMES = set(_MONTHS) | set(_WEEKDAYS) | {"i", "i'm", "i've", "i'd", "oh", "ok", "so", "the", "and", "also",
+                                              "anyway", "then", "other", "right", "long", "made", "had", "met",
+                                              "turns", "took", "went", "dinner", "work", "hey", "hi", "big",
+                                              "honestly", "sunday", "we", "we're", "my", "our", "but", "he", "she",
+                                              "they", "his", "her", "their", "it", "it's", "that", "this", "what"}
+_PRONOUN_OWNER = {"his", "her", "their"}
+_QUANT = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+@dataclass(frozen=True)
+class Ask3:
+    """A question read by this reader: what it asks (chain, who, about, count) and its terms."""
+    kind: str  # chain | who | about | count
+    owner: str | None = None  # chain: "my sister" -> "sister" (rel) or a name; count: a name or None (self)
+    owner_is_rel: bool = False
+    rel: str | None = None  # chain: the relation asked ("husband")
+    rest: str | None = None  # chain: what is asked of that person, when not their name ("where does X work")
+    name: str | None = None  # who: the name asked about
+    words: tuple = ()  # about/count: content words
+    text: str = ""
+
+    def public(self) -> dict:
+        return {"reader": "relations", "kind": self.kind, **{k: v for k, v in (
+            ("owner", self.owner), ("rel", self.rel), ("name", self.name), ("words", list(self.words) or None),
+            ("rest", self.rest)) if v}}
+
+
+def _relnoun(w: str) -> str | None:
+    rels = facts.lexicon()["relations"]
+    w = w.lower()
+    for c in (w, w.removesuffix("s"), w.removesuffix("es")):
+        if c in rels:
+            return c
+    return None
+
+
+def _is_name(w: str, known: dict) -> bool:
+    return bool(w) and w.lower() not in _NOT_NAMES and _relnoun(w) is None and (
+        w[:1].isupper() or w.lower() in known)
+
+
+_CHAIN = re.compile(r"\b(?:(my|our)\s+([a-z-]+)|(?<!\bmy )(?<!\bour )([A-Za-z][\w-]*))'s\s+([a-z-]+)\b")
+_ABOUT = re.compile(r"^(?:so\s+)?what (?:did|have) (?:i|we) (?:say|tell (?:you|u)|told (?:you|u)|mention(?:ed)?)\s+about\s+(.+)$|"
+                    r"^(?:did|have) (?:i|we) (?:ever )?(?:say|tell (?:you|u)|told (?:you|u)|mention(?:ed)?) "
+                    r"(?:anything|much|something) about\s+(.+)$|^(?:tell me )?what (?:you know|do you know) about\s+(.+)$",
+                    re.I)
+_WHO = re.compile(r"^(?:who(?:'s| is| was)\s+(.+?)(?:\s+again|\s+exactly)?|who did (?:i|we) (?:say|tell (?:you|u)) (.+?) "
+                  r"(?:is|was)|who (.+?) (?:is|was)(?: again| exactly)?)$", re.I)
+_COUNT = re.compile(r"\bhow many\s+([a-z][a-z-]+)\b(.*)$", re.I)
+
+
+def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | None:
+    known = known or {}
+    if is_action_request(text):
+        return None
+    core = unframe(normalise(text, vocab)).strip().rstrip("?!. ")
+    core = re.sub(r"^(?:do|did|can|could) (?:you|u) (?:remember|recall|know|tell me)\s+|^you remember\s+|"
+                  r"^do (?:you|u) happen to remember\s+|^(?:and|so|but)\s+", "", core, flags=re.I)
+    core = re.sub(r",?\s*right$", "", core, flags=re.I).strip()
+    if _ADVICE.search(core) and not re.search(r"\b(?:did|have) i\b", core, re.I):
+        return None
+    m = _ABOUT.match(core)
+    if m:
+        topic = next(g for g in m.groups() if g)
+        words = tuple(w for w in _content(topic) if w not in ("place", "thing", "stuff", "one", "that", "those",
+                                                              "these", "time", "whole", "bit"))
+        if words:
+            return Ask3("about", words=words, text=text)
+    chain_core = re.sub(r"(?i)\b(what|who|where|when|how|that|it|he|she|there)'s\b", r"\1 is", core)
+    for m in _CHAIN.finditer(chain_core):
+        mine, r1, who, r2 = m.group(1), m.group(2), m.group(3), m.group(4)
+        if _relnoun(r2) is None:
+            continue
+        if mine:
+            if _relnoun(r1) is None:
+                continue
+            owner, is_rel = _relnoun(r1), True
+        else:
+            if not _is_name(who, known):
+                continue
+            owner, is_rel = (getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])), False
+        rest = chain_core[:m.start()] + "{}" + chain_core[m.end():]
+        # the name of that person: "what's X called", "who is X", "X's name", "the name of X"
+        asks_name = re.fullmatch(r"(?i)\s*(?:what(?:'s| is| was)?|what did (?:i|we) (?:say|tell (?:you|u)))?\s*"
+                                 r"(?:the name of\s+)?(?:my\s+|our\s+)?\{\}(?:'s name|'s called| is called| was called|"
+                                 r" called)?(?: again)?\s*", rest) or re.fullmatch(
+            r"(?i)\s*(?:who(?:'s| is| was)|who did (?:i|we) say|who)\s+(?:my\s+|our\s+)?\{\}(?: is| was)?(?: again)?\s*",
+            rest) or re.fullmatch(r"(?i)\s*(?:what|which) name did (?:i|we) (?:give|say|tell (?:you|u)) for "
+                                  r"(?:my\s+|our\s+)?\{\}\s*", rest) or re.fullmatch(
+            r"(?i)\s*(?:what|how) (?:is|'s|are)? ?(?:my\s+|our\s+)?\{\} (?:called|named)\s*", rest)
+        return Ask3("chain", owner=owner, owner_is_rel=is_rel, rel=_relnoun(r2),
+                    rest=None if asks_name else rest.replace("my {}", "{}").replace("our {}", "{}"), text=text)
+    m = _WHO.match(core)
+    if m:
+        who = next(g for g in m.groups() if g).strip()
+        if re.fullmatch(r"[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?", who) and _is_name(who.split()[0], known) \
+                and who.lower() not in _SELF_WORDS.pattern:
+            shown = getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])
+            return Ask3("who", name=shown, text=text)
+    m = _COUNT.search(core)
+    if m:
+        thing = m.group(1).lower()
+        after = m.group(2)
+        owner = next((w for w in re.findall(r"[A-Za-z][\w'-]*", after) if _is_name(w, known)
+                      and w.lower() not in _FRAME_WORDS), None)
+        if owner or re.search(r"\b(?:i|we|my|our)\b", after, re.I):
+            return Ask3("count", owner=owner, words=(thing,), text=text)
+    return None
+
+
+def _owner_names(ask: Ask3, known: dict) -> set[str]:
+    """Lowercase ways a statement names the chain's owner: their name(s), or the name itself."""
+    if ask.owner_is_rel:
+        return {n for n, r in known.items() if r == ask.owner}
+    return {ask.owner.lower()}
+
+
+def _sentences(cands: list[Candidate]):
+    """(candidate, sentence text, message text) of every statement (no question, no supposition)."""
+    cands = sorted(cands, key=lambda c: c.ordinal)
+    docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
+    for c, doc in zip(cands, docs):
+        for sent in doc.sents:
+            st = sent.text.strip()
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+                continue
+            if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+                continue
+            yield c, sent, c.text
+
+
+def _first_name(s: str, known: dict) -> str | None:
+    m = re.match(rf"\s*,?\s*\(?\s*({_NAME})", s)
+    if m:
+        n = m.group(1).split()[0] if " " in m.group(1) and m.group(1).split()[1][:1].islower() else m.group(1)
+        n = n.split(" and ")[0].split(" & ")[0] if not re.search(r"&|\band\b", s[:m.end()]) else n
+        first = n.split()[0]
+        if _is_name(first, known) and first[:1].isupper():
+            return first if len(n.split()) == 1 or _relnoun(n.split()[-1]) else n
+    return None
+
+
+def _resolve_chain(ask: Ask3, cands: list[Candidate], known: dict):
+    """The person the chain names (value, candidate, sentence), from the newest statement naming
+    them as the owner's relation: "my sister's husband Kofi", "Adjoa's husband, Kofi", "her husband
+    Kofi" after "my sister", "Kofi is my sister's husband", "Dani's sister Mireille"."""
+    owners = _owner_names(ask, known)
+    rel = ask.rel
+    relrx = rf"{re.escape(rel)}s?"
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        low = st.lower()
+        if not re.search(rf"\b{relrx}\b", low):
+            continue
+        refs = [rf"{re.escape(o)}'s" for o in owners]
+        if ask.owner_is_rel:
+            refs.append(rf"my {re.escape(ask.owner)}'s")
+        # a possessive pronoun points at the owner when the message named them before it
+        before = msg[:msg.find(st)] + st
+        owner_named = ask.owner_is_rel and re.search(rf"\bmy {re.escape(ask.owner)}\b", before, re.I) or any(
+            re.search(rf"\b{re.escape(o)}\b", before, re.I) for o in owners)
+        if owner_named:
+            refs.append(r"(?:his|her|their)")
+        for ref in refs:
+            for m in re.finditer(rf"(?i)\b{ref}\s+{relrx}\b", st):
+                tail = st[m.end():]
+                n = _first_name(re.sub(r"^\s*(?:is|'s)?\s*(?:called|named)\s+", " ", tail), known)
+                if n and n.lower() not in owners:
+                    best = (n, c, st)
+                    break
+            else:
+                # "Kofi is my sister's husband", "Mireille, Dani's sister"
+                m = re.search(rf"({_NAME})(?:,|\s+is|\s+was|\s*\()\s*{ref}\s+{relrx}\b", st)
+                if m and _is_name(m.group(1).split()[-1], known) and m.group(1).split()[-1].lower() not in owners:
+                    best = (m.group(1).split()[-1], c, st)
+                continue
+            break
+    return best
+
+
+def _relation_of(name: str, cands: list[Candidate], known: dict):
+    """How a statement relates `name` to the participant or someone: ("your sister" | "Dani's sister"
+    | "from work", candidate, sentence), newest first."""
+    n = re.escape(name)
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        if not re.search(rf"\b{n}\b", st):
+            continue
+        found = None
+        m = re.search(rf"(?i)\b(my|our)\s+([a-z-]+)\s*,?\s*{n}\b", st) or re.search(
+            rf"\b{n}\s*(?:,|\(|\s+is|\s+was)\s*\(?(my|our)\s+([a-z-]+)", st)
+        if m and _relnoun(m.group(2)):
+            found = f"your {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"\b([A-Z][\w-]*)'s\s+([a-z-]+)\s*,?\s*{n}\b", st) or re.search(
+                rf"\b{n}\s*(?:,|\(|\s+is|\s+was)\s*\(?([A-Z][\w-]*)'s\s+([a-z-]+)", st)
+            if m and _relnoun(m.group(2)) and m.group(1).lower() != name.lower():
+                found = f"{m.group(1)}'s {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"(?i)\b(his|her|their)\s+([a-z-]+)\s*,?\s*{n}\b", st)
+            if m and _relnoun(m.group(2)):
+                before = msg[:msg.find(st)] + st[:m.start()]
+                owner = [x for x in re.findall(rf"\b(?:my [a-z-]+|{_NAME})\b", before)
+                         if x.lower() not in _NOT_NAMES and (x.startswith("my ") and _relnoun(x[3:]) or
+                                                              _is_name(x.split()[0], known))]
+                if owner:
+                    o = owner[-1]
+                    found = f"your {o[3:]}'s {m.group(2).lower()}" if o.startswith("my ") else \
+                        f"{o.split()[0]}'s {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"\b{n} from (work|school|uni|college|the [a-z]+|[A-Z][\w-]*)\b", st)
+            if m:
+                found = f"someone from {m.group(1)}"
+        if found is not None:
+            best = (found, c, st)
+    return best
+
+
+def _about(words: tuple, cands: list[Candidate]):
+    """The newest statement holding every content word of the topic (plural-less)."""
+    best = None
+    for c, sent, msg in _sentences(cands):
+        lem = _lemma_set(sent)
+        if all(w in lem or w.rstrip("s") in lem for w in words):
+            best = (c, sent.text.strip())
+    return best
+
+
+def _count(ask: Ask3, cands: list[Candidate], known: dict):
+    thing = ask.words[0].lower()
+    stem = thing.rstrip("s")
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        m = re.search(rf"(?i)\b(\d{{1,3}}|{'|'.join(_QUANT)})\s+(?:[a-z-]+\s+)?{re.escape(stem)}s?\b", st) or re.search(
+            rf"(?i)\b{re.escape(stem)}s?\b[^.?!]{{0,20}}?:\s*(\d{{1,3}}|{'|'.join(_QUANT)})\b", st)
+        if not m:
+            continue
+        if ask.owner and not re.search(rf"\b{re.escape(ask.owner)}\b", st, re.I):
+            continue
+        if not ask.owner and not _SELF_WORDS.search(st):
+            continue
+        best = (m.group(1), c, st)
+    return best
+
+
+def _quote(st: str) -> str:
+    st = _clean(st)
+    return st if len(st) <= 200 else st[:199].rsplit(" ", 1)[0] + "\u2026"
+
+
+def answer_relations(ask: Ask3, cands: list[Candidate], known: dict, now: datetime | None = None
+                     ) -> tuple[str | None, dict | None]:
+    """(reply, found) for a chain, who, about or count question; reply None for a chain whose
+    person is found but asked something else (the caller asks that of the person by name)."""
+    def told(c: Candidate) -> str:
+        return f"you told me{when_told(c.ts, now)}" if c.source == "message" else "you told me"
+
+    if ask.kind == "chain":
+        whose = f"your {ask.owner}'s {ask.rel}" if ask.owner_is_rel else f"{ask.owner}'s {ask.rel}"
+        hit = _resolve_chain(ask, cands, known)
+        if hit is None:
+            return f"I don't think you've told me who {whose} is.", None
+        value, c, st = hit
+        f = Found(value=value, sentence=_clean(st), candidate=c, how="chain")
+        if ask.rest:
+            return None, {"person": value, **f.public()}
+        return f"{_cap(whose)} is {value}: {told(c)} (\u201c{_quote(st)}\u201d).", f.public()
+    if ask.kind == "who":
+        hit = _relation_of(ask.name, cands, known)
+        if hit is not None:
+            value, c, st = hit
+            f = Found(value=value, sentence=_clean(st), candidate=c, how="relation")
+            return f"{ask.name} is {value}: {told(c)} (\u201c{_quote(st)}\u201d).", f.public()
+        hit = _about((ask.name.lower(),), cands)
+        if hit is None:
+            return f"I don't think you've told me who {ask.name} is.", None
+        c, st = hit
+        return f"You mentioned {ask.name}{when_told(c.ts, now)}: \u201c{_quote(st)}\u201d", \
+            Found(value=ask.name, sentence=_clean(st), candidate=c, how="mention").public()
+    if ask.kind == "about":
+        hit = _about(ask.words, cands)
+        topic = " ".join(ask.words)
+        if hit is None:
+            return f"I don't think you've told me anything about {topic}.", None
+        c, st = hit
+        return f"{_cap(told(c))}: \u201c{_quote(st)}\u201d", Found(value=topic, sentence=_clean(st), candidate=c,
+                                                                   how="about").public()
+    if ask.kind == "count":
+        hit = _count(ask, cands, known)
+        who = ask.owner or "you"
+        if hit is None:
+            return f"I don't think you've told me how many {ask.words[0]} {who} {'have' if who == 'you' else 'has'}.", None
+        value, c, st = hit
+        return f"{value}: {told(c)} (\u201c{_quote(st)}\u201d).", Found(value=value, sentence=_clean(st), candidate=c,
+                                                                        how="count").public()
+    return None, None
+
+
+def relation_candidates(store, participant: str, as_of: int, ask: Ask3, known: dict, extra=(),
+                        limit: int = 60) -> list[Candidate]:
+    terms = set(ask.words) | {t.lower() for t in (ask.owner, ask.rel, ask.name) if t}
+    if ask.kind == "chain" and ask.owner_is_rel:
+        terms |= _owner_names(ask, known)
+    return everyday_candidates(store, participant, as_of, Ask("x", tuple(sorted(terms)), "", ""), {}, extra, limit)
