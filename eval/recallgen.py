@@ -577,7 +577,8 @@ SLOTS2 = {
                            "which company did i say i work for", "what did i tell u the {cword} is called"],
                   "emb": ["where i work", "what my {cword} is called", "which company i work for",
                           "the name of the place i work"],
-                  "expect": lambda w: [w["work"]["company"]], "fact": "work"},
+                  # one wording of the job says "at the hospital": also a right answer to where they work
+                  "expect": lambda w: [w["work"]["company"], "the hospital"], "fact": "work"},
     "activity_place": {"ask": ["where do i go {act}?", "where's the {act} {venue}?", "where do i do {act}?",
                                "which street is my {act} {venue} on?"],
                        "past": ["where did i say i go {act}", "where did i tell u the {venue} is",
@@ -784,6 +785,7 @@ def offline(spec: dict, window: int = 6) -> dict:
     known = chatcheck.Known()
     with tempfile.TemporaryDirectory(prefix="recallgen-offline-") as d:
         store = Store(d)
+        store.indexes = []  # the reader searches text, not vectors: no embedding of every message
         who = spec["participant"]
         records.accept(store, who, tz=spec.get("tz", "UTC"))
         try:

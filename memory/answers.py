@@ -223,6 +223,10 @@ def read_question(text: str, known: dict[str, str | None] | None = None) -> Ques
         return None
     if slot in ("time", "person", "place") and entity.kind == "self" and not entity.words:
         return None  # "when is it?": no event to look for
+    if slot == "name" and entity.kind == "self" and any(
+            t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in lex["slot_noun"] and _rel(t) is None
+            and t.lower_ not in _SELF for t in toks):
+        return None  # "what's the name of the company I work for?", "what's our quiz team called?": not their name
     return Question(slot=slot, entity=entity, text=text, prefer_time=prefer_time, kind_of=kind_of)
 
 
@@ -251,7 +255,8 @@ def _entity(sent, wh, slot_tok, known, slot) -> Entity | None:
                          and _rel(c) is None), None)
             if slot == "kind" or not (slot in ("time", "person", "place") and t.dep_ not in ("nsubj", "poss")):
                 return Entity("relation", rel=r, name=name)
-    names = [t for t in _names_in(sent, known) if t.i not in skip and t.ent_type_ not in _TIME_ENTS]
+    names = [t for t in _names_in(sent, known) if t.i not in skip and t.ent_type_ not in _TIME_ENTS
+             and not (t.text.islower() and t.dep_ in ("compound", "amod"))]  # "our quiz team": no one called Quiz
     if names and slot not in ("time", "person", "place"):
         n = names[0]
         shown = getattr(known, "display", {}).get(n.lower_, n.text if n.text[:1].isupper() else n.text.capitalize())
@@ -550,7 +555,7 @@ def find(q: Question, candidates: list[Candidate], known: dict | None = None) ->
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
         for sent in doc.sents:
-            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) or reported_question(sent.text):
                 continue  # a question is never an answer
             refs = _refs(sent, q, known)
             if q.entity.kind != "event" and not refs:
@@ -743,7 +748,7 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
     if ask3 is not None:
         cands = relation_candidates(store, participant, as_of, ask3, known, extra)
         known = known.merge(known_names([c.text for c in cands if c not in extra]))
-        if ask3.kind == "who" and not any(re.search(rf"\b{re.escape(ask3.name)}\b", c.text, re.I) for c in cands):
+        if ask3.kind == "who" and not any(re.search(rf"\b{re.escape(ask3.name)}\b", c.text) for c in cands):
             ask3 = None  # a name they never used ("who is Tom Hanks?"): not a question about their past
     if ask3 is not None:
         reply, found = answer_relations(ask3, cands, known, now)
@@ -798,6 +803,10 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
     people they name), plus `extra`; for a question about themself with no such word, their
     latest messages."""
     terms = set(ask.words) | {n for n, r in known.items() if r and r in ask.words}
+    concept = _concept_of()
+    terms |= _expand(ask.words)  # "where do I live?" is told as "Moved to Nantes ..."
+    if ask.slot == "workplace":  # "the company I work for" is told as "a firm called ...", "my new job"
+        terms |= {w for w, c in concept.items() if c == "work"}
     seen: dict[str, Candidate] = {}
     for c in extra:
         seen.setdefault(c.dayid or c.text, c)
@@ -837,7 +846,7 @@ _SLANG = {"wat's": "what's", "wats": "what's", "u": "you", "ur": "your", "ya": "
           "didnt": "didn't", "dont": "don't", "cant": "can't", "wasnt": "wasn't", "isnt": "isn't", "sis": "sister",
           "bro": "brother", "doin": "doing", "goin": "going", "livin": "living", "tho": "though", "ppl": "people"}
 _FRAME_WORDS = set("""asked asking ask asks wants want wanted know knows knew tell told telling remind remember
- remembered recall forgot forget forgotten blanked blank testing test quiz pop random q lol haha haha lmao
+ remembered recall forgot forget forgotten blanked blank testing test pop random q lol haha haha lmao
  again please right sure exact vague answer one which wait ok okay so hey hi um hmm totally completely
  realised realized couldn't could can you me mention mentioned say said saying ever actually just
  the a an and but or of to is are was were be been am it its that this there do did does i'm i i've
@@ -865,6 +874,8 @@ _CUES = [
     ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bage\b")),
     ("kind", re.compile(r"\b(?:breed|kind of|type of|sort of)\b")),
     ("owner", re.compile(r"\bwhose\b")),
+    ("workplace", re.compile(r"\bwhere (?:do|does|did) (?:i|we|\w+) work\b|\bwho (?:do|does|did) (?:i|we|\w+) work for\b|"
+                             r"\bwhere (?:i|\w+) works?\b|\bwhich (?:company|firm)\b|\b(?:company|firm|employer) (?:i|we) work\b")),
     ("name", re.compile(r"\b(?:called|call|name|named|nickname)\b")),
     ("time", re.compile(r"\bwhen\b|\bwhen's\b|\bwhat (?:time|date|day)\b|\bwhich (?:day|date)\b|\bwhat time's\b")),
     ("occupation", re.compile(r"\b(?:job|for a living|for work|profession|occupation|career)\b|"
@@ -917,7 +928,8 @@ def normalise(text: str, vocab=()) -> str:
         if low in _SLANG:
             out.append(_SLANG[low])
             continue
-        if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS:
+        if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS \
+                and low not in lexicon()["real_words"]:
             fix = next((w for w in [*sorted(_QUESTION_VOCAB), *sorted(words)] if len(w) >= 4 and _osa1(low, w)), None)
             if fix is not None:
                 out.append(fix if not tok[:1].isupper() else fix.capitalize())
@@ -1008,8 +1020,13 @@ def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
         or re.search(r"(?i)\b(?:remind me|did i|tell u|tell you|testing|remember)\b", norm)
     if not mine or not asks_question:
         return None
+    light = {"go", "going", "goes", "went", "do", "doing", "get", "getting"}
+    if set(words) - light:  # "where do i go swimming?": the swimming, not any going
+        words = [w for w in words if w not in light]
     if slot == "place" and not words:
         words = ["live"]  # "what city am i in?": where they live
+    if slot == "workplace" and not set(words) & {"work", "works", "job", "company", "firm"}:
+        words = [*words, "work"]  # the statement must be about work ("Ines stayed in Porto" is not where she works)
     return Ask(slot=slot, words=tuple(words), core=core, text=text, city=bool(re.search(r"\bcity|town\b", low)),
                clock=bool(re.search(r"\bwhat time\b", low)))
 
@@ -1048,6 +1065,18 @@ def _self_subject(tok) -> bool:
     return True
 
 
+def _other_before(doc, i: int, sent, known: dict) -> bool:
+    """Someone of theirs is named between the value and the nearest "I" before it ("can't believe
+    my son greta is 12": the 12 is the son's)."""
+    for j in range(i - 1, sent.start - 1, -1):
+        t = doc[j]
+        if t.lower_ in ("i", "i'm", "im", "me", "we", "myself", "'m"):
+            return False
+        if _rel(t) is not None or known.get(t.lower_):
+            return True
+    return False
+
+
 def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) -> list[tuple[str, int]]:
     """(value, token index) of the slot's type in a sentence, none of whose words the question holds."""
     doc = sent.doc
@@ -1069,7 +1098,7 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
 
     slot = ask.slot
     if slot in ("name", "person", "owner"):
-        m = re.search(r"\b(?:called|named|name is|name's)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:and\s+)?[A-Z][\w'-]*)*|[a-z]+)",
+        m = re.search(r"\b(?:called|named|name is|name's)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:and\s+|&\s+|of\s+)?(?!I\b|I')[A-Z][\w'-]*)*|[a-z]+)",
                       text)
         if m and fresh(m.group(1)) and m.group(1).lower() not in rels:
             out.append((m.group(1).strip(), at(m.start(1))))
@@ -1090,7 +1119,24 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 if n.is_alpha and n.pos_ in ("PROPN", "NOUN") and n.lower_ not in rels and not n.is_stop \
                         and n.text.islower() and fresh(n.text) and n.lower_ not in occupations:
                     out.append((n.text.capitalize(), n.i))
+    elif slot == "workplace":
+        for m in re.finditer(rf"\b(?:at|for|with|joined|called|named)\s+(?:a\s+[a-z]+\s+called\s+)?({_NAME})", text):
+            v = m.group(1)
+            if v.split()[0].lower() not in _NOT_NAMES and fresh(v) and v.lower() not in _countries() and \
+                    not any(e.label_ in ("GPE", "LOC", "DATE", "TIME", "PERSON") and e.text == v for e in sent.ents) \
+                    and v.lower() not in people:
+                out.append((v, at(m.start(1))))
+        for e in sent.ents:
+            if e.label_ == "ORG" and fresh(e.text) and not any(e.text in v for v, _ in out) \
+                    and e.text.lower() not in people:
+                out.append((e.text, e.start))
     elif slot == "place":
+        for m in re.finditer(rf"\b(?:on|at|near|off|in|to|into)\s+((?:the\s+)?{_NAME})", text):
+            v = m.group(1)
+            first = v.split()[-1] if v.lower().startswith("the ") else v.split()[0]
+            if first.lower() not in _NOT_NAMES and fresh(v) and v.lower() not in people and " " in v.strip() \
+                    and not any(w.lower() in _MONTHS + _WEEKDAYS for w in v.split()):
+                out.append((v, at(m.start(1))))
         for e in sent.ents:
             if e.label_ in ("GPE", "LOC", "FAC") and fresh(e.text) and e.text.lower() not in people:
                 out.append((e.text, e.start))
@@ -1163,6 +1209,11 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     named = {w.lower() for i, w in enumerate(re.findall(r"[A-Za-z][\w'-]*", ask.core))
              if i and w[0].isupper() and w.lower() not in ("i", "i'm", "i'd", "i've") and w.lower() in ask.words}
     named |= {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+'s\b", ask.core)} & set(ask.words)
+    # what is asked of them (not who): a statement must say it ("where does Ines work?" is not
+    # answered by "Ines stayed behind in Porto"; "when is Ines landing?" needs the landing)
+    caps = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]*", ask.core)}
+    preds = _expand({w for w in ask.words if w not in named and w not in rels and w not in known and w not in caps
+                     and not w.isdigit()}) if ask.slot in ("workplace", "place", "time", "person") else set()
     best, best_key = None, None
     cands = sorted(candidates, key=lambda c: c.ordinal)
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
@@ -1170,7 +1221,8 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
         sents = []
         for sent in doc.sents:
             st = sent.text.strip()
-            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                    or reported_question(st):
                 continue  # a question is never an answer
             idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
             if (not idiom and not _stated(sent.root)) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
@@ -1195,9 +1247,11 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
             if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
                                       | {n for n in alias if n in lem}):
                 continue
+            if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
+                continue
             values = _typed_values(sent, ask, asked, known)
-            if own:  # about the participant: the value is said of them
-                values = [(v, i) for v, i in values if _self_subject(doc[i])]
+            if own:  # about the participant: the value is said of them, not of "my son greta" before it
+                values = [(v, i) for v, i in values if _self_subject(doc[i]) and not _other_before(doc, i, sent, known)]
             if not values:
                 continue
             anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
@@ -1249,7 +1303,7 @@ def not_told_everyday(ask: Ask) -> str:
 # about X" by the newest statement holding X's words; "how many X" by a number said before X.
 # It returns None for every other question (the readers above answer them).
 
-_NAME = r"[A-Z][\w'-]*(?:\s+(?:&|and|of|de|van|von)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)*"
+_NAME = r"[A-Z][\w'-]*(?:\s+(?:&|and|of|de|van|von)\s+(?!I\b|I')[A-Z][\w'-]*|\s+(?!I\b|I')[A-Z][\w'-]*)*"
 _CAP = re.compile(rf"^{_NAME}$")
 _NOT_NAMES = set(_MONTHS) | set(_WEEKDAYS) | {"i", "i'm", "i've", "i'd", "oh", "ok", "so", "the", "and", "also",
                                               "anyway", "then", "other", "right", "long", "made", "had", "met",
@@ -1257,6 +1311,19 @@ _NOT_NAMES = set(_MONTHS) | set(_WEEKDAYS) | {"i", "i'm", "i've", "i'd", "oh", "
                                               "honestly", "sunday", "we", "we're", "my", "our", "but", "he", "she",
                                               "they", "his", "her", "their", "it", "it's", "that", "this", "what"}
 _PRONOUN_OWNER = {"his", "her", "their"}
+_REPORTED_Q = re.compile(r"(?i)\b(?:wants? to know|wanted to know|asked(?: me)?|was asking(?: me)?|(?:am|was|i'm) wondering|"
+                         r"remind me|tell me|do (?:you|u) remember|did i (?:ever )?(?:tell|mention)|i forgot|"
+                         r"can't remember|couldn't remember|blanked on)\s+(?:what|where|when|who|whose|which|how)\b")
+
+
+def reported_question(text: str) -> bool:
+    """A question asked inside a sentence ("Mia wants to know what my dog is called."): never an answer."""
+    return bool(_REPORTED_Q.search(text))
+
+
+_REL_MODIFIERS = {"pet", "baby", "twin", "kid", "step", "little", "big", "ex"}  # "my baby brother" is one person
+_FOOD = {"food", "dish", "meal", "eat", "eating", "dinner", "lunch", "breakfast", "snack"}
+_FAVOURITE = {"food": _FOOD, "dish": _FOOD, "meal": _FOOD, "eat": _FOOD, "thing": _FOOD}
 _QUANT = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
@@ -1320,6 +1387,19 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
         if words:
             return Ask3("about", words=words, text=text)
     chain_core = re.sub(r"(?i)\b(what|who|where|when|how|that|it|he|she|there)'s\b", r"\1 is", core)
+    chain_core = re.sub(r"(?i)\b(my|our)\s+([a-z-]+?)(?:s|'s)?\s+([a-z-]+)\b",  # "my aunts girlfriend", "my aunt girlfriend"
+                        lambda m: f"{m.group(1)} {m.group(2)}'s {m.group(3)}" if _relnoun(m.group(2)) and
+                        _relnoun(m.group(3)) and m.group(2).lower() not in _REL_MODIFIERS else m.group(0), chain_core)
+    m = re.search(r"(?i)\b(?:my|our)\s+(?:new\s+|all-time\s+|absolute\s+)?fav(?:ou?rite|e)\s+([a-z]+(?:\s+to\s+[a-z]+)?)", core) \
+        or re.search(r"(?i)^what\s+(food|dish|meal|drink|music|band|film|book|show)\s+(?:do\s+)?(?:i|we)\s+(?:love|like best)\b", core)
+    if m:
+        noun = m.group(1).lower()
+        return Ask3("favourite", words=tuple(sorted(_FAVOURITE.get(noun.split()[-1] if " to " in noun else noun,
+                                                                  {noun}))), text=text)
+    m = re.match(rf"(?i)^what(?:'s| is| was)\s+({_NAME}|[a-z]+)\s+(?:up to|doing|busy with|working on)\b", core) or \
+        re.match(rf"(?i)^what\s+({_NAME}|[a-z]+)\s+(?:is|was|'s)\s+(?:up to|doing|busy with|working on)\b", core)
+    if m and _is_name(m.group(1).split()[0], known) and m.group(1).lower() not in _FRAME_WORDS:
+        return Ask3("about", words=(m.group(1).lower(),), text=text)
     for m in _CHAIN.finditer(chain_core):
         mine, r1, who, r2 = m.group(1), m.group(2), m.group(3), m.group(4)
         if _relnoun(r2) is None:
@@ -1346,8 +1426,8 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
     m = _WHO.match(core)
     if m:
         who = next(g for g in m.groups() if g).strip()
-        if re.fullmatch(r"[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?", who) and _is_name(who.split()[0], known) \
-                and who.lower() not in _SELF_WORDS.pattern:
+        if re.fullmatch(r"[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?", who) and who.split()[0].lower() not in _NOT_NAMES \
+                and who.split()[0].lower() not in _FRAME_WORDS and _relnoun(who.split()[0]) is None:
             shown = getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])
             return Ask3("who", name=shown, text=text)
     m = _COUNT.search(core)
@@ -1375,7 +1455,8 @@ def _sentences(cands: list[Candidate]):
     for c, doc in zip(cands, docs):
         for sent in doc.sents:
             st = sent.text.strip()
-            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                    or reported_question(st):
                 continue
             if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
                 continue
@@ -1541,6 +1622,18 @@ def answer_relations(ask: Ask3, cands: list[Candidate], known: dict, now: dateti
         c, st = hit
         return f"{_cap(told(c))}: \u201c{_quote(st)}\u201d", Found(value=topic, sentence=_clean(st), candidate=c,
                                                                    how="about").public()
+    if ask.kind == "favourite":
+        hit = None
+        for c, sent, msg in _sentences(cands):
+            lem = _lemma_set(sent)
+            if lem & {"favourite", "favorite", "fave", "love"} and lem & set(ask.words):
+                hit = (c, sent.text.strip())
+        thing = "favourite " + ("food" if set(ask.words) == _FOOD else ask.words[0])
+        if hit is None:
+            return f"I don't think you've told me your {thing}.", None
+        c, st = hit
+        return f"About your {thing}, {told(c)}: \u201c{_quote(st)}\u201d", \
+            Found(value=thing, sentence=_clean(st), candidate=c, how="favourite").public()
     if ask.kind == "count":
         hit = _count(ask, cands, known)
         who = ask.owner or "you"
