@@ -769,8 +769,9 @@ def offline(spec: dict, window: int = 6) -> dict:
     """The recall reader alone over a script: every message of the participant stored as the turn
     stores it (no model, no consolidation, no retrieval: the reader's own search and the recent
     window), each recall or never-told question answered by `memory.answers.answer` and checked by
-    the bench's own checks. Minutes faster than `bench chat --model echo`, which runs the whole turn
-    (and is what the reported numbers use); a question the reader leaves to the model gets ""."""
+    the bench's own checks. Minutes faster than `bench chat --model echo`, which runs the whole turn;
+    a question the reader leaves to the model gets "". An action request counts as right here when
+    the reader leaves it alone (making the action is the turn's part, measured by bench chat)."""
     import tempfile
     from datetime import datetime
     from zoneinfo import ZoneInfo
@@ -791,18 +792,23 @@ def offline(spec: dict, window: int = 6) -> dict:
         try:
             for i, step in enumerate(spec["turns"], 1):
                 at = datetime.fromisoformat(step["at"]).replace(tzinfo=tz) if step.get("at") else datetime.now(tz)
-                reply = ""
-                if step.get("recall") or step.get("unknown"):
-                    recent = messages.read(store, who, 10**9)[-window:]
-                    as_of = messages.next_ordinal(store, who)
-                    reply, _ = answers.answer(store, who, as_of, step["text"], (), recent, at)
-                    reply = reply or ""
+                recent = messages.read(store, who, 10**9)[-window:]
+                as_of = messages.next_ordinal(store, who)
+                reply, _ = answers.answer(store, who, as_of, step["text"], (), recent, at)
+                reply = reply or ""
                 messages.append(store, who, "user", step["text"], spec.get("context", "personal"), ts=at)
                 known.add(step["text"])
                 row = benchchat.TurnRow(i=i, text=step["text"], reply=reply, verbosity=None, words=len(reply.split()),
                                         loops=False, cut=False, ttft_s=None, total_s=0.0, generate_s=0.0,
                                         completion_tokens=None, tokens_per_s=None, rss_mb=0.0)
-                rows.append(vars(benchchat.check(row, step, known)))
+                row = benchchat.check(row, step, known)
+                if step.get("action"):  # the reader's part: an action request is left to the turn, not answered
+                    row.action_made = reply == ""
+                out = vars(row)
+                if not (step.get("recall") or step.get("unknown") or step.get("action")):
+                    out["statement_answered"] = reply != ""  # a statement read as a recall question
+                    out["reply"] = reply
+                rows.append(out)
         finally:
             store.close()
     return {"rows": rows}
@@ -844,6 +850,11 @@ def main(argv: list[str]) -> int:
         pairs = [(spec, offline(spec)) for spec in (json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:])]
         s = score(pairs)
         print(render(s))
+        told = [(r["text"], r["reply"]) for _, res in pairs for r in res["rows"] if r.get("statement_answered")]
+        print(f"  statements answered as recall questions: {len(told)} of "
+              f"{sum('statement_answered' in r for _, res in pairs for r in res['rows'])}")
+        for t, r in told:
+            print(f"  STATEMENT ANSWERED {t!r} -> {r!r}")
         for f in s["failures"]:
             print(f"  MISS [{f['family']}/{f['slot']}] {f['text']!r} want {f['expected']!r} got {f['reply']!r}")
         return 0

@@ -752,6 +752,18 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
             ask3 = None  # a name they never used ("who is Tom Hanks?"): not a question about their past
     if ask3 is not None:
         reply, found = answer_relations(ask3, cands, known, now)
+        if ask3.kind == "chain" and found is None and not ask3.rest:
+            # not resolved by its patterns: the readers below may read it ("met Mateo yesterday, Marisol's
+            # mum"), taken only from a statement naming both the owner and the relation, not the owner
+            alt = _older_readers(store, participant, as_of, text, extra, known, vocab, now)
+            if alt is not None:
+                r2, f2, q2 = alt
+                owner_words = {o for o in _owner_names(ask3, known)} | ({ask3.owner} if ask3.owner_is_rel else set())
+                sent = f2.sentence.lower()
+                if re.search(rf"\b{re.escape(ask3.rel)}s?\b", sent) and any(
+                        re.search(rf"\b{re.escape(o)}\b", sent) for o in owner_words) and \
+                        f2.value.lower() not in owner_words:
+                    reply, found = r2, f2.public()
         trace = {"version": VERSION, "question": ask3.public(), "candidates": len(cands), "found": found}
         if reply is None:  # the chain's person is found, and something else is asked of them
             reply, inner = answer(store, participant, as_of, ask3.rest.format(found["person"]) + "?", items, recent, now)
@@ -787,6 +799,24 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
     return reply, {"version": VERSION, "question": (ask.public() if ask is not None else q.public()),
                    "candidates": len(cands), "found": found.public() if found is not None else None,
                    "answer": reply}
+
+
+def _older_readers(store, participant: str, as_of: int, text: str, extra, known, vocab, now):
+    """(reply, found, question) from the parse reader, then the slot-type reader; None when neither answers."""
+    core = unframe(normalise(text, vocab))
+    q = read_question(core if core.endswith("?") else core + "?", known)
+    if q is not None:
+        cands = candidates(store, participant, as_of, q, extra)
+        f = find(q, cands, known.merge(known_names([c.text for c in cands if c not in extra])))
+        if f is not None:
+            return compose(q, f, now), f, q
+    ask = read_everyday(text, known, vocab)
+    if ask is not None:
+        cands = everyday_candidates(store, participant, as_of, ask, known, extra)
+        f = find_everyday(ask, cands, known.merge(known_names([c.text for c in cands if c not in extra])))
+        if f is not None:
+            return compose_everyday(ask, f, now), f, ask
+    return None
 
 
 def _vocab(store, participant: str, as_of: int, limit: int = 400) -> set[str]:
@@ -1377,6 +1407,11 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
     core = re.sub(r"^(?:do|did|can|could) (?:you|u) (?:remember|recall|know|tell me)\s+|^you remember\s+|"
                   r"^do (?:you|u) happen to remember\s+|^(?:and|so|but)\s+", "", core, flags=re.I)
     core = re.sub(r",?\s*right$", "", core, flags=re.I).strip()
+    # only a question: "Dani's sister Mireille writes the questions." tells, it does not ask
+    if not (re.match(r"(?i)\W*(?:what|where|when|which|who|whose|how|do|did|does|is|are|was|can|could)\b", core)
+            or re.search(r"(?i)\b(?:remind me|do (?:you|u) (?:happen to )?remember|you remember|did i (?:ever )?(?:tell|mention))\b",
+                         text)):
+        return None
     if _ADVICE.search(core) and not re.search(r"\b(?:did|have) i\b", core, re.I):
         return None
     m = _ABOUT.match(core)
@@ -1385,7 +1420,7 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
         words = tuple(w for w in _content(topic) if w not in ("place", "thing", "stuff", "one", "that", "those",
                                                               "these", "time", "whole", "bit"))
         if words:
-            return Ask3("about", words=words, text=text)
+            return Ask3("about", words=words, rest=second_person(topic.strip()), text=text)
     chain_core = re.sub(r"(?i)\b(what|who|where|when|how|that|it|he|she|there)'s\b", r"\1 is", core)
     chain_core = re.sub(r"(?i)\b(my|our)\s+([a-z-]+?)(?:s|'s)?\s+([a-z-]+)\b",  # "my aunts girlfriend", "my aunt girlfriend"
                         lambda m: f"{m.group(1)} {m.group(2)}'s {m.group(3)}" if _relnoun(m.group(2)) and
@@ -1448,6 +1483,16 @@ def _owner_names(ask: Ask3, known: dict) -> set[str]:
     return {ask.owner.lower()}
 
 
+def _owner_refs(ask: Ask3, known: dict) -> list[str]:
+    """Patterns naming the owner in a statement: their name, and "my <relation>" when the name is
+    one of theirs ("Oskar's husband" is told as "my uncle's husband" when Oskar is the uncle)."""
+    refs = [rf"{re.escape(o)}'s" for o in _owner_names(ask, known)]
+    rel = ask.owner if ask.owner_is_rel else known.get(ask.owner.lower())
+    if rel:
+        refs.append(rf"my {re.escape(rel)}'s")
+    return refs
+
+
 def _sentences(cands: list[Candidate]):
     """(candidate, sentence text, message text) of every statement (no question, no supposition)."""
     cands = sorted(cands, key=lambda c: c.ordinal)
@@ -1487,9 +1532,7 @@ def _resolve_chain(ask: Ask3, cands: list[Candidate], known: dict):
         low = st.lower()
         if not re.search(rf"\b{relrx}\b", low):
             continue
-        refs = [rf"{re.escape(o)}'s" for o in owners]
-        if ask.owner_is_rel:
-            refs.append(rf"my {re.escape(ask.owner)}'s")
+        refs = _owner_refs(ask, known)
         # a possessive pronoun points at the owner when the message named them before it
         before = msg[:msg.find(st)] + st
         owner_named = ask.owner_is_rel and re.search(rf"\bmy {re.escape(ask.owner)}\b", before, re.I) or any(
@@ -1505,7 +1548,7 @@ def _resolve_chain(ask: Ask3, cands: list[Candidate], known: dict):
                     break
             else:
                 # "Kofi is my sister's husband", "Mireille, Dani's sister"
-                m = re.search(rf"({_NAME})(?:,|\s+is|\s+was|\s*\()\s*{ref}\s+{relrx}\b", st)
+                m = re.search(rf"({_NAME})(?:,|\s+is|\s+was|\s*\()\s*(?i:{ref}\s+{relrx})\b", st)
                 if m and _is_name(m.group(1).split()[-1], known) and m.group(1).split()[-1].lower() not in owners:
                     best = (m.group(1).split()[-1], c, st)
                 continue
@@ -1616,7 +1659,7 @@ def answer_relations(ask: Ask3, cands: list[Candidate], known: dict, now: dateti
             Found(value=ask.name, sentence=_clean(st), candidate=c, how="mention").public()
     if ask.kind == "about":
         hit = _about(ask.words, cands)
-        topic = " ".join(ask.words)
+        topic = ask.rest or " ".join(ask.words)
         if hit is None:
             return f"I don't think you've told me anything about {topic}.", None
         c, st = hit
