@@ -30,7 +30,7 @@ from importlib import resources
 
 from memory import facts, nlp
 
-VERSION = "answers-v2"
+VERSION = "answers-v3"
 _WH = {"WP", "WDT", "WRB", "WP$"}
 _SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
@@ -223,6 +223,10 @@ def read_question(text: str, known: dict[str, str | None] | None = None) -> Ques
         return None
     if slot in ("time", "person", "place") and entity.kind == "self" and not entity.words:
         return None  # "when is it?": no event to look for
+    if slot == "name" and entity.kind == "self" and any(
+            t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in lex["slot_noun"] and _rel(t) is None
+            and t.lower_ not in _SELF for t in toks):
+        return None  # "what's the name of the company I work for?", "what's our quiz team called?": not their name
     return Question(slot=slot, entity=entity, text=text, prefer_time=prefer_time, kind_of=kind_of)
 
 
@@ -251,7 +255,8 @@ def _entity(sent, wh, slot_tok, known, slot) -> Entity | None:
                          and _rel(c) is None), None)
             if slot == "kind" or not (slot in ("time", "person", "place") and t.dep_ not in ("nsubj", "poss")):
                 return Entity("relation", rel=r, name=name)
-    names = [t for t in _names_in(sent, known) if t.i not in skip and t.ent_type_ not in _TIME_ENTS]
+    names = [t for t in _names_in(sent, known) if t.i not in skip and t.ent_type_ not in _TIME_ENTS
+             and not (t.text.islower() and t.dep_ in ("compound", "amod"))]  # "our quiz team": no one called Quiz
     if names and slot not in ("time", "person", "place"):
         n = names[0]
         shown = getattr(known, "display", {}).get(n.lower_, n.text if n.text[:1].isupper() else n.text.capitalize())
@@ -550,7 +555,7 @@ def find(q: Question, candidates: list[Candidate], known: dict | None = None) ->
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
         for sent in doc.sents:
-            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) or reported_question(sent.text):
                 continue  # a question is never an answer
             refs = _refs(sent, q, known)
             if q.entity.kind != "event" and not refs:
@@ -739,6 +744,33 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
     extra = [Candidate(m.text, m.dayid, m.ordinal, m.ts, "message") for m in own + hits]
     known = known_names([c.text for c in extra] + [text]).merge(_claim_names(store, participant, as_of))
     vocab = _vocab(store, participant, as_of)
+    ask3 = read_relations(text, known, vocab)
+    if ask3 is not None:
+        cands = relation_candidates(store, participant, as_of, ask3, known, extra)
+        known = known.merge(known_names([c.text for c in cands if c not in extra]))
+        if ask3.kind == "who" and not any(re.search(rf"\b{re.escape(ask3.name)}\b", c.text) for c in cands):
+            ask3 = None  # a name they never used ("who is Tom Hanks?"): not a question about their past
+    if ask3 is not None:
+        reply, found = answer_relations(ask3, cands, known, now)
+        if ask3.kind == "chain" and found is None and not ask3.rest:
+            # not resolved by its patterns: the readers below may read it ("met Mateo yesterday, Marisol's
+            # mum"), taken only from a statement naming both the owner and the relation, not the owner
+            alt = _older_readers(store, participant, as_of, text, extra, known, vocab, now)
+            if alt is not None:
+                r2, f2, q2 = alt
+                owner_words = {o for o in _owner_names(ask3, known)} | ({ask3.owner} if ask3.owner_is_rel else set())
+                sent = f2.sentence.lower()
+                if re.search(rf"\b{re.escape(ask3.rel)}s?\b", sent) and any(
+                        re.search(rf"\b{re.escape(o)}\b", sent) for o in owner_words) and \
+                        f2.value.lower() not in owner_words:
+                    reply, found = r2, f2.public()
+        trace = {"version": VERSION, "question": ask3.public(), "candidates": len(cands), "found": found}
+        if reply is None:  # the chain's person is found, and something else is asked of them
+            reply, inner = answer(store, participant, as_of, ask3.rest.format(found["person"]) + "?", items, recent, now)
+            if reply is None:
+                reply = f"I don't think you've told me that about {found['person']}."
+            trace["then"] = inner
+        return reply, {**trace, "answer": reply}
     core = unframe(normalise(text, vocab))
     q = read_question(core if core.endswith("?") else core + "?", known)
     f, cands = None, []
@@ -769,6 +801,24 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
                    "answer": reply}
 
 
+def _older_readers(store, participant: str, as_of: int, text: str, extra, known, vocab, now):
+    """(reply, found, question) from the parse reader, then the slot-type reader; None when neither answers."""
+    core = unframe(normalise(text, vocab))
+    q = read_question(core if core.endswith("?") else core + "?", known)
+    if q is not None:
+        cands = candidates(store, participant, as_of, q, extra)
+        f = find(q, cands, known.merge(known_names([c.text for c in cands if c not in extra])))
+        if f is not None:
+            return compose(q, f, now), f, q
+    ask = read_everyday(text, known, vocab)
+    if ask is not None:
+        cands = everyday_candidates(store, participant, as_of, ask, known, extra)
+        f = find_everyday(ask, cands, known.merge(known_names([c.text for c in cands if c not in extra])))
+        if f is not None:
+            return compose_everyday(ask, f, now), f, ask
+    return None
+
+
 def _vocab(store, participant: str, as_of: int, limit: int = 400) -> set[str]:
     """The words the participant wrote (their latest messages): what a typo is corrected towards."""
     rows = store.conn.execute(
@@ -783,6 +833,10 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
     people they name), plus `extra`; for a question about themself with no such word, their
     latest messages."""
     terms = set(ask.words) | {n for n, r in known.items() if r and r in ask.words}
+    concept = _concept_of()
+    terms |= _expand(ask.words)  # "where do I live?" is told as "Moved to Nantes ..."
+    if ask.slot == "workplace":  # "the company I work for" is told as "a firm called ...", "my new job"
+        terms |= {w for w, c in concept.items() if c == "work"}
     seen: dict[str, Candidate] = {}
     for c in extra:
         seen.setdefault(c.dayid or c.text, c)
@@ -822,7 +876,7 @@ _SLANG = {"wat's": "what's", "wats": "what's", "u": "you", "ur": "your", "ya": "
           "didnt": "didn't", "dont": "don't", "cant": "can't", "wasnt": "wasn't", "isnt": "isn't", "sis": "sister",
           "bro": "brother", "doin": "doing", "goin": "going", "livin": "living", "tho": "though", "ppl": "people"}
 _FRAME_WORDS = set("""asked asking ask asks wants want wanted know knows knew tell told telling remind remember
- remembered recall forgot forget forgotten blanked blank testing test quiz pop random q lol haha haha lmao
+ remembered recall forgot forget forgotten blanked blank testing test pop random q lol haha haha lmao
  again please right sure exact vague answer one which wait ok okay so hey hi um hmm totally completely
  realised realized couldn't could can you me mention mentioned say said saying ever actually just
  the a an and but or of to is are was were be been am it its that this there do did does i'm i i've
@@ -850,6 +904,8 @@ _CUES = [
     ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bage\b")),
     ("kind", re.compile(r"\b(?:breed|kind of|type of|sort of)\b")),
     ("owner", re.compile(r"\bwhose\b")),
+    ("workplace", re.compile(r"\bwhere (?:do|does|did) (?:i|we|\w+) work\b|\bwho (?:do|does|did) (?:i|we|\w+) work for\b|"
+                             r"\bwhere (?:i|\w+) works?\b|\bwhich (?:company|firm)\b|\b(?:company|firm|employer) (?:i|we) work\b")),
     ("name", re.compile(r"\b(?:called|call|name|named|nickname)\b")),
     ("time", re.compile(r"\bwhen\b|\bwhen's\b|\bwhat (?:time|date|day)\b|\bwhich (?:day|date)\b|\bwhat time's\b")),
     ("occupation", re.compile(r"\b(?:job|for a living|for work|profession|occupation|career)\b|"
@@ -902,7 +958,8 @@ def normalise(text: str, vocab=()) -> str:
         if low in _SLANG:
             out.append(_SLANG[low])
             continue
-        if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS:
+        if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS \
+                and low not in lexicon()["real_words"]:
             fix = next((w for w in [*sorted(_QUESTION_VOCAB), *sorted(words)] if len(w) >= 4 and _osa1(low, w)), None)
             if fix is not None:
                 out.append(fix if not tok[:1].isupper() else fix.capitalize())
@@ -993,8 +1050,13 @@ def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
         or re.search(r"(?i)\b(?:remind me|did i|tell u|tell you|testing|remember)\b", norm)
     if not mine or not asks_question:
         return None
+    light = {"go", "going", "goes", "went", "do", "doing", "get", "getting"}
+    if set(words) - light:  # "where do i go swimming?": the swimming, not any going
+        words = [w for w in words if w not in light]
     if slot == "place" and not words:
         words = ["live"]  # "what city am i in?": where they live
+    if slot == "workplace" and not set(words) & {"work", "works", "job", "company", "firm"}:
+        words = [*words, "work"]  # the statement must be about work ("Ines stayed in Porto" is not where she works)
     return Ask(slot=slot, words=tuple(words), core=core, text=text, city=bool(re.search(r"\bcity|town\b", low)),
                clock=bool(re.search(r"\bwhat time\b", low)))
 
@@ -1033,6 +1095,18 @@ def _self_subject(tok) -> bool:
     return True
 
 
+def _other_before(doc, i: int, sent, known: dict) -> bool:
+    """Someone of theirs is named between the value and the nearest "I" before it ("can't believe
+    my son greta is 12": the 12 is the son's)."""
+    for j in range(i - 1, sent.start - 1, -1):
+        t = doc[j]
+        if t.lower_ in ("i", "i'm", "im", "me", "we", "myself", "'m"):
+            return False
+        if _rel(t) is not None or known.get(t.lower_):
+            return True
+    return False
+
+
 def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) -> list[tuple[str, int]]:
     """(value, token index) of the slot's type in a sentence, none of whose words the question holds."""
     doc = sent.doc
@@ -1054,7 +1128,7 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
 
     slot = ask.slot
     if slot in ("name", "person", "owner"):
-        m = re.search(r"\b(?:called|named|name is|name's)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:and\s+)?[A-Z][\w'-]*)*|[a-z]+)",
+        m = re.search(r"\b(?:called|named|name is|name's)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:and\s+|&\s+|of\s+)?(?!I\b|I')[A-Z][\w'-]*)*|[a-z]+)",
                       text)
         if m and fresh(m.group(1)) and m.group(1).lower() not in rels:
             out.append((m.group(1).strip(), at(m.start(1))))
@@ -1075,7 +1149,24 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 if n.is_alpha and n.pos_ in ("PROPN", "NOUN") and n.lower_ not in rels and not n.is_stop \
                         and n.text.islower() and fresh(n.text) and n.lower_ not in occupations:
                     out.append((n.text.capitalize(), n.i))
+    elif slot == "workplace":
+        for m in re.finditer(rf"\b(?:at|for|with|joined|called|named)\s+(?:a\s+[a-z]+\s+called\s+)?({_NAME})", text):
+            v = m.group(1)
+            if v.split()[0].lower() not in _NOT_NAMES and fresh(v) and v.lower() not in _countries() and \
+                    not any(e.label_ in ("GPE", "LOC", "DATE", "TIME", "PERSON") and e.text == v for e in sent.ents) \
+                    and v.lower() not in people:
+                out.append((v, at(m.start(1))))
+        for e in sent.ents:
+            if e.label_ == "ORG" and fresh(e.text) and not any(e.text in v for v, _ in out) \
+                    and e.text.lower() not in people:
+                out.append((e.text, e.start))
     elif slot == "place":
+        for m in re.finditer(rf"\b(?:on|at|near|off|in|to|into)\s+((?:the\s+)?{_NAME})", text):
+            v = m.group(1)
+            first = v.split()[-1] if v.lower().startswith("the ") else v.split()[0]
+            if first.lower() not in _NOT_NAMES and fresh(v) and v.lower() not in people and " " in v.strip() \
+                    and not any(w.lower() in _MONTHS + _WEEKDAYS for w in v.split()):
+                out.append((v, at(m.start(1))))
         for e in sent.ents:
             if e.label_ in ("GPE", "LOC", "FAC") and fresh(e.text) and e.text.lower() not in people:
                 out.append((e.text, e.start))
@@ -1148,6 +1239,11 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     named = {w.lower() for i, w in enumerate(re.findall(r"[A-Za-z][\w'-]*", ask.core))
              if i and w[0].isupper() and w.lower() not in ("i", "i'm", "i'd", "i've") and w.lower() in ask.words}
     named |= {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+'s\b", ask.core)} & set(ask.words)
+    # what is asked of them (not who): a statement must say it ("where does Ines work?" is not
+    # answered by "Ines stayed behind in Porto"; "when is Ines landing?" needs the landing)
+    caps = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]*", ask.core)}
+    preds = _expand({w for w in ask.words if w not in named and w not in rels and w not in known and w not in caps
+                     and not w.isdigit()}) if ask.slot in ("workplace", "place", "time", "person") else set()
     best, best_key = None, None
     cands = sorted(candidates, key=lambda c: c.ordinal)
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
@@ -1155,7 +1251,8 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
         sents = []
         for sent in doc.sents:
             st = sent.text.strip()
-            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12):
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                    or reported_question(st):
                 continue  # a question is never an answer
             idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
             if (not idiom and not _stated(sent.root)) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
@@ -1180,9 +1277,11 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
             if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
                                       | {n for n in alias if n in lem}):
                 continue
+            if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
+                continue
             values = _typed_values(sent, ask, asked, known)
-            if own:  # about the participant: the value is said of them
-                values = [(v, i) for v, i in values if _self_subject(doc[i])]
+            if own:  # about the participant: the value is said of them, not of "my son greta" before it
+                values = [(v, i) for v, i in values if _self_subject(doc[i]) and not _other_before(doc, i, sent, known)]
             if not values:
                 continue
             anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
@@ -1219,3 +1318,379 @@ def not_told_everyday(ask: Ask) -> str:
         if rest and not re.search(r"\b(?:you told me|you said)\b", rest):
             return f"I don't think you've told me {m.group(1).lower()} {rest}."
     return "I don't think you've told me that."
+
+
+# ---------------------------------------------------------------- relations, topics, counts (answers-v3)
+#
+# Issue 25 on a week by another author: facts told inside long messages and through other people
+# ("my sister Adjoa called, and her husband Kofi is building a treehouse"; "Dani's sister Mireille
+# writes the questions") were asked back as "what's my sister's husband called?", "who is
+# Mireille?", "what did I say about that Moroccan place?", "how many hens do we have?", and a
+# never-told "where does Ines work?" was answered with the city Ines stayed in. This reader runs
+# before the two above and is strict about who: a chain of relations ("my sister's husband",
+# "Dani's sister") is resolved to the person a statement names as such, or the answer is that it
+# was not told; "who is X" is answered by the relation a statement gives X; "what did I say
+# about X" by the newest statement holding X's words; "how many X" by a number said before X.
+# It returns None for every other question (the readers above answer them).
+
+_NAME = r"[A-Z][\w'-]*(?:\s+(?:&|and|of|de|van|von)\s+(?!I\b|I')[A-Z][\w'-]*|\s+(?!I\b|I')[A-Z][\w'-]*)*"
+_CAP = re.compile(rf"^{_NAME}$")
+_NOT_NAMES = set(_MONTHS) | set(_WEEKDAYS) | {"i", "i'm", "i've", "i'd", "oh", "ok", "so", "the", "and", "also",
+                                              "anyway", "then", "other", "right", "long", "made", "had", "met",
+                                              "turns", "took", "went", "dinner", "work", "hey", "hi", "big",
+                                              "honestly", "sunday", "we", "we're", "my", "our", "but", "he", "she",
+                                              "they", "his", "her", "their", "it", "it's", "that", "this", "what"}
+_PRONOUN_OWNER = {"his", "her", "their"}
+_REPORTED_Q = re.compile(r"(?i)\b(?:wants? to know|wanted to know|asked(?: me)?|was asking(?: me)?|(?:am|was|i'm) wondering|"
+                         r"remind me|tell me|do (?:you|u) remember|did i (?:ever )?(?:tell|mention)|i forgot|"
+                         r"can't remember|couldn't remember|blanked on)\s+(?:what|where|when|who|whose|which|how)\b")
+
+
+def reported_question(text: str) -> bool:
+    """A question asked inside a sentence ("Mia wants to know what my dog is called."): never an answer."""
+    return bool(_REPORTED_Q.search(text))
+
+
+_REL_MODIFIERS = {"pet", "baby", "twin", "kid", "step", "little", "big", "ex"}  # "my baby brother" is one person
+_FOOD = {"food", "dish", "meal", "eat", "eating", "dinner", "lunch", "breakfast", "snack"}
+_FAVOURITE = {"food": _FOOD, "dish": _FOOD, "meal": _FOOD, "eat": _FOOD, "thing": _FOOD}
+_QUANT = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+@dataclass(frozen=True)
+class Ask3:
+    """A question read by this reader: what it asks (chain, who, about, count) and its terms."""
+    kind: str  # chain | who | about | count
+    owner: str | None = None  # chain: "my sister" -> "sister" (rel) or a name; count: a name or None (self)
+    owner_is_rel: bool = False
+    rel: str | None = None  # chain: the relation asked ("husband")
+    rest: str | None = None  # chain: what is asked of that person, when not their name ("where does X work")
+    name: str | None = None  # who: the name asked about
+    words: tuple = ()  # about/count: content words
+    text: str = ""
+
+    def public(self) -> dict:
+        return {"reader": "relations", "kind": self.kind, **{k: v for k, v in (
+            ("owner", self.owner), ("rel", self.rel), ("name", self.name), ("words", list(self.words) or None),
+            ("rest", self.rest)) if v}}
+
+
+def _relnoun(w: str) -> str | None:
+    rels = facts.lexicon()["relations"]
+    w = w.lower()
+    for c in (w, w.removesuffix("s"), w.removesuffix("es")):
+        if c in rels:
+            return c
+    return None
+
+
+def _is_name(w: str, known: dict) -> bool:
+    return bool(w) and w.lower() not in _NOT_NAMES and _relnoun(w) is None and (
+        w[:1].isupper() or w.lower() in known)
+
+
+_CHAIN = re.compile(r"\b(?:(my|our)\s+([a-z-]+)|(?<!\bmy )(?<!\bour )([A-Za-z][\w-]*))'s\s+([a-z-]+)\b")
+_ABOUT = re.compile(r"^(?:so\s+)?what (?:did|have) (?:i|we) (?:say|tell (?:you|u)|told (?:you|u)|mention(?:ed)?)\s+about\s+(.+)$|"
+                    r"^(?:did|have) (?:i|we) (?:ever )?(?:say|tell (?:you|u)|told (?:you|u)|mention(?:ed)?) "
+                    r"(?:anything|much|something) about\s+(.+)$|^(?:tell me )?what (?:you know|do you know) about\s+(.+)$",
+                    re.I)
+_WHO = re.compile(r"^(?:who(?:'s| is| was)\s+(.+?)(?:\s+again|\s+exactly)?|who did (?:i|we) (?:say|tell (?:you|u)) (.+?) "
+                  r"(?:is|was)|who (.+?) (?:is|was)(?: again| exactly)?)$", re.I)
+_COUNT = re.compile(r"\bhow many\s+([a-z][a-z-]+)\b(.*)$", re.I)
+
+
+def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | None:
+    known = known or {}
+    if is_action_request(text):
+        return None
+    core = unframe(normalise(text, vocab)).strip().rstrip("?!. ")
+    core = re.sub(r"^(?:do|did|can|could) (?:you|u) (?:remember|recall|know|tell me)\s+|^you remember\s+|"
+                  r"^do (?:you|u) happen to remember\s+|^(?:and|so|but)\s+", "", core, flags=re.I)
+    core = re.sub(r",?\s*right$", "", core, flags=re.I).strip()
+    # only a question: "Dani's sister Mireille writes the questions." tells, it does not ask
+    if not (re.match(r"(?i)\W*(?:what|where|when|which|who|whose|how|do|did|does|is|are|was|can|could)\b", core)
+            or re.search(r"(?i)\b(?:remind me|do (?:you|u) (?:happen to )?remember|you remember|did i (?:ever )?(?:tell|mention))\b",
+                         text)):
+        return None
+    if _ADVICE.search(core) and not re.search(r"\b(?:did|have) i\b", core, re.I):
+        return None
+    m = _ABOUT.match(core)
+    if m:
+        topic = next(g for g in m.groups() if g)
+        words = tuple(w for w in _content(topic) if w not in ("place", "thing", "stuff", "one", "that", "those",
+                                                              "these", "time", "whole", "bit"))
+        if words:
+            return Ask3("about", words=words, rest=second_person(topic.strip()), text=text)
+    chain_core = re.sub(r"(?i)\b(what|who|where|when|how|that|it|he|she|there)'s\b", r"\1 is", core)
+    chain_core = re.sub(r"(?i)\b(my|our)\s+([a-z-]+?)(?:s|'s)?\s+([a-z-]+)\b",  # "my aunts girlfriend", "my aunt girlfriend"
+                        lambda m: f"{m.group(1)} {m.group(2)}'s {m.group(3)}" if _relnoun(m.group(2)) and
+                        _relnoun(m.group(3)) and m.group(2).lower() not in _REL_MODIFIERS else m.group(0), chain_core)
+    m = re.search(r"(?i)\b(?:my|our)\s+(?:new\s+|all-time\s+|absolute\s+)?fav(?:ou?rite|e)\s+([a-z]+(?:\s+to\s+[a-z]+)?)", core) \
+        or re.search(r"(?i)^what\s+(food|dish|meal|drink|music|band|film|book|show)\s+(?:do\s+)?(?:i|we)\s+(?:love|like best)\b", core)
+    if m:
+        noun = m.group(1).lower()
+        return Ask3("favourite", words=tuple(sorted(_FAVOURITE.get(noun.split()[-1] if " to " in noun else noun,
+                                                                  {noun}))), text=text)
+    m = re.match(rf"(?i)^what(?:'s| is| was)\s+({_NAME}|[a-z]+)\s+(?:up to|doing|busy with|working on)\b", core) or \
+        re.match(rf"(?i)^what\s+({_NAME}|[a-z]+)\s+(?:is|was|'s)\s+(?:up to|doing|busy with|working on)\b", core)
+    if m and _is_name(m.group(1).split()[0], known) and m.group(1).lower() not in _FRAME_WORDS:
+        return Ask3("about", words=(m.group(1).lower(),), text=text)
+    for m in _CHAIN.finditer(chain_core):
+        mine, r1, who, r2 = m.group(1), m.group(2), m.group(3), m.group(4)
+        if _relnoun(r2) is None:
+            continue
+        if mine:
+            if _relnoun(r1) is None:
+                continue
+            owner, is_rel = _relnoun(r1), True
+        else:
+            if not _is_name(who, known):
+                continue
+            owner, is_rel = (getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])), False
+        rest = chain_core[:m.start()] + "{}" + chain_core[m.end():]
+        # the name of that person: "what's X called", "who is X", "X's name", "the name of X"
+        asks_name = re.fullmatch(r"(?i)\s*(?:what(?:'s| is| was)?|what did (?:i|we) (?:say|tell (?:you|u)))?\s*"
+                                 r"(?:the name of\s+)?(?:my\s+|our\s+)?\{\}(?:'s name|'s called| is called| was called|"
+                                 r" called)?(?: again)?\s*", rest) or re.fullmatch(
+            r"(?i)\s*(?:who(?:'s| is| was)|who did (?:i|we) say|who)\s+(?:my\s+|our\s+)?\{\}(?: is| was)?(?: again)?\s*",
+            rest) or re.fullmatch(r"(?i)\s*(?:what|which) name did (?:i|we) (?:give|say|tell (?:you|u)) for "
+                                  r"(?:my\s+|our\s+)?\{\}\s*", rest) or re.fullmatch(
+            r"(?i)\s*(?:what|how) (?:is|'s|are)? ?(?:my\s+|our\s+)?\{\} (?:called|named)\s*", rest)
+        return Ask3("chain", owner=owner, owner_is_rel=is_rel, rel=_relnoun(r2),
+                    rest=None if asks_name else rest.replace("my {}", "{}").replace("our {}", "{}"), text=text)
+    m = _WHO.match(core)
+    if m:
+        who = next(g for g in m.groups() if g).strip()
+        if re.fullmatch(r"[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?", who) and who.split()[0].lower() not in _NOT_NAMES \
+                and who.split()[0].lower() not in _FRAME_WORDS and _relnoun(who.split()[0]) is None:
+            shown = getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])
+            return Ask3("who", name=shown, text=text)
+    m = _COUNT.search(core)
+    if m:
+        thing = m.group(1).lower()
+        after = m.group(2)
+        owner = next((w for w in re.findall(r"[A-Za-z][\w'-]*", after) if _is_name(w, known)
+                      and w.lower() not in _FRAME_WORDS), None)
+        if owner or re.search(r"\b(?:i|we|my|our)\b", after, re.I):
+            return Ask3("count", owner=owner, words=(thing,), text=text)
+    return None
+
+
+def _owner_names(ask: Ask3, known: dict) -> set[str]:
+    """Lowercase ways a statement names the chain's owner: their name(s), or the name itself."""
+    if ask.owner_is_rel:
+        return {n for n, r in known.items() if r == ask.owner}
+    return {ask.owner.lower()}
+
+
+def _owner_refs(ask: Ask3, known: dict) -> list[str]:
+    """Patterns naming the owner in a statement: their name, and "my <relation>" when the name is
+    one of theirs ("Oskar's husband" is told as "my uncle's husband" when Oskar is the uncle)."""
+    refs = [rf"{re.escape(o)}'s" for o in _owner_names(ask, known)]
+    rel = ask.owner if ask.owner_is_rel else known.get(ask.owner.lower())
+    if rel:
+        refs.append(rf"my {re.escape(rel)}'s")
+    return refs
+
+
+def _sentences(cands: list[Candidate]):
+    """(candidate, sentence text, message text) of every statement (no question, no supposition)."""
+    cands = sorted(cands, key=lambda c: c.ordinal)
+    docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
+    for c, doc in zip(cands, docs):
+        for sent in doc.sents:
+            st = sent.text.strip()
+            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                    or reported_question(st):
+                continue
+            if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+                continue
+            yield c, sent, c.text
+
+
+def _first_name(s: str, known: dict) -> str | None:
+    m = re.match(rf"\s*,?\s*\(?\s*({_NAME})", s)
+    if m:
+        n = m.group(1).split()[0] if " " in m.group(1) and m.group(1).split()[1][:1].islower() else m.group(1)
+        n = n.split(" and ")[0].split(" & ")[0] if not re.search(r"&|\band\b", s[:m.end()]) else n
+        first = n.split()[0]
+        if _is_name(first, known) and first[:1].isupper():
+            return first if len(n.split()) == 1 or _relnoun(n.split()[-1]) else n
+    return None
+
+
+def _resolve_chain(ask: Ask3, cands: list[Candidate], known: dict):
+    """The person the chain names (value, candidate, sentence), from the newest statement naming
+    them as the owner's relation: "my sister's husband Kofi", "Adjoa's husband, Kofi", "her husband
+    Kofi" after "my sister", "Kofi is my sister's husband", "Dani's sister Mireille"."""
+    owners = _owner_names(ask, known)
+    rel = ask.rel
+    relrx = rf"{re.escape(rel)}s?"
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        low = st.lower()
+        if not re.search(rf"\b{relrx}\b", low):
+            continue
+        refs = _owner_refs(ask, known)
+        # a possessive pronoun points at the owner when the message named them before it
+        before = msg[:msg.find(st)] + st
+        owner_named = ask.owner_is_rel and re.search(rf"\bmy {re.escape(ask.owner)}\b", before, re.I) or any(
+            re.search(rf"\b{re.escape(o)}\b", before, re.I) for o in owners)
+        if owner_named:
+            refs.append(r"(?:his|her|their)")
+        for ref in refs:
+            for m in re.finditer(rf"(?i)\b{ref}\s+{relrx}\b", st):
+                tail = st[m.end():]
+                n = _first_name(re.sub(r"^\s*(?:is|'s)?\s*(?:called|named)\s+", " ", tail), known)
+                if n and n.lower() not in owners:
+                    best = (n, c, st)
+                    break
+            else:
+                # "Kofi is my sister's husband", "Mireille, Dani's sister"
+                m = re.search(rf"({_NAME})(?:,|\s+is|\s+was|\s*\()\s*(?i:{ref}\s+{relrx})\b", st)
+                if m and _is_name(m.group(1).split()[-1], known) and m.group(1).split()[-1].lower() not in owners:
+                    best = (m.group(1).split()[-1], c, st)
+                continue
+            break
+    return best
+
+
+def _relation_of(name: str, cands: list[Candidate], known: dict):
+    """How a statement relates `name` to the participant or someone: ("your sister" | "Dani's sister"
+    | "from work", candidate, sentence), newest first."""
+    n = re.escape(name)
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        if not re.search(rf"\b{n}\b", st):
+            continue
+        found = None
+        m = re.search(rf"(?i)\b(my|our)\s+([a-z-]+)\s*,?\s*{n}\b", st) or re.search(
+            rf"\b{n}\s*(?:,|\(|\s+is|\s+was)\s*\(?(my|our)\s+([a-z-]+)", st)
+        if m and _relnoun(m.group(2)):
+            found = f"your {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"\b([A-Z][\w-]*)'s\s+([a-z-]+)\s*,?\s*{n}\b", st) or re.search(
+                rf"\b{n}\s*(?:,|\(|\s+is|\s+was)\s*\(?([A-Z][\w-]*)'s\s+([a-z-]+)", st)
+            if m and _relnoun(m.group(2)) and m.group(1).lower() != name.lower():
+                found = f"{m.group(1)}'s {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"(?i)\b(his|her|their)\s+([a-z-]+)\s*,?\s*{n}\b", st)
+            if m and _relnoun(m.group(2)):
+                before = msg[:msg.find(st)] + st[:m.start()]
+                owner = [x for x in re.findall(rf"\b(?:my [a-z-]+|{_NAME})\b", before)
+                         if x.lower() not in _NOT_NAMES and (x.startswith("my ") and _relnoun(x[3:]) or
+                                                              _is_name(x.split()[0], known))]
+                if owner:
+                    o = owner[-1]
+                    found = f"your {o[3:]}'s {m.group(2).lower()}" if o.startswith("my ") else \
+                        f"{o.split()[0]}'s {m.group(2).lower()}"
+        if found is None:
+            m = re.search(rf"\b{n} from (work|school|uni|college|the [a-z]+|[A-Z][\w-]*)\b", st)
+            if m:
+                found = f"someone from {m.group(1)}"
+        if found is not None:
+            best = (found, c, st)
+    return best
+
+
+def _about(words: tuple, cands: list[Candidate]):
+    """The newest statement holding every content word of the topic (plural-less)."""
+    best = None
+    for c, sent, msg in _sentences(cands):
+        lem = _lemma_set(sent)
+        if all(w in lem or w.rstrip("s") in lem for w in words):
+            best = (c, sent.text.strip())
+    return best
+
+
+def _count(ask: Ask3, cands: list[Candidate], known: dict):
+    thing = ask.words[0].lower()
+    stem = thing.rstrip("s")
+    best = None
+    for c, sent, msg in _sentences(cands):
+        st = sent.text
+        m = re.search(rf"(?i)\b(\d{{1,3}}|{'|'.join(_QUANT)})\s+(?:[a-z-]+\s+)?{re.escape(stem)}s?\b", st) or re.search(
+            rf"(?i)\b{re.escape(stem)}s?\b[^.?!]{{0,20}}?:\s*(\d{{1,3}}|{'|'.join(_QUANT)})\b", st)
+        if not m:
+            continue
+        if ask.owner and not re.search(rf"\b{re.escape(ask.owner)}\b", st, re.I):
+            continue
+        if not ask.owner and not _SELF_WORDS.search(st):
+            continue
+        best = (m.group(1), c, st)
+    return best
+
+
+def _quote(st: str) -> str:
+    st = _clean(st)
+    return st if len(st) <= 200 else st[:199].rsplit(" ", 1)[0] + "\u2026"
+
+
+def answer_relations(ask: Ask3, cands: list[Candidate], known: dict, now: datetime | None = None
+                     ) -> tuple[str | None, dict | None]:
+    """(reply, found) for a chain, who, about or count question; reply None for a chain whose
+    person is found but asked something else (the caller asks that of the person by name)."""
+    def told(c: Candidate) -> str:
+        return f"you told me{when_told(c.ts, now)}" if c.source == "message" else "you told me"
+
+    if ask.kind == "chain":
+        whose = f"your {ask.owner}'s {ask.rel}" if ask.owner_is_rel else f"{ask.owner}'s {ask.rel}"
+        hit = _resolve_chain(ask, cands, known)
+        if hit is None:
+            return f"I don't think you've told me who {whose} is.", None
+        value, c, st = hit
+        f = Found(value=value, sentence=_clean(st), candidate=c, how="chain")
+        if ask.rest:
+            return None, {"person": value, **f.public()}
+        return f"{_cap(whose)} is {value}: {told(c)} (\u201c{_quote(st)}\u201d).", f.public()
+    if ask.kind == "who":
+        hit = _relation_of(ask.name, cands, known)
+        if hit is not None:
+            value, c, st = hit
+            f = Found(value=value, sentence=_clean(st), candidate=c, how="relation")
+            return f"{ask.name} is {value}: {told(c)} (\u201c{_quote(st)}\u201d).", f.public()
+        hit = _about((ask.name.lower(),), cands)
+        if hit is None:
+            return f"I don't think you've told me who {ask.name} is.", None
+        c, st = hit
+        return f"You mentioned {ask.name}{when_told(c.ts, now)}: \u201c{_quote(st)}\u201d", \
+            Found(value=ask.name, sentence=_clean(st), candidate=c, how="mention").public()
+    if ask.kind == "about":
+        hit = _about(ask.words, cands)
+        topic = ask.rest or " ".join(ask.words)
+        if hit is None:
+            return f"I don't think you've told me anything about {topic}.", None
+        c, st = hit
+        return f"{_cap(told(c))}: \u201c{_quote(st)}\u201d", Found(value=topic, sentence=_clean(st), candidate=c,
+                                                                   how="about").public()
+    if ask.kind == "favourite":
+        hit = None
+        for c, sent, msg in _sentences(cands):
+            lem = _lemma_set(sent)
+            if lem & {"favourite", "favorite", "fave", "love"} and lem & set(ask.words):
+                hit = (c, sent.text.strip())
+        thing = "favourite " + ("food" if set(ask.words) == _FOOD else ask.words[0])
+        if hit is None:
+            return f"I don't think you've told me your {thing}.", None
+        c, st = hit
+        return f"About your {thing}, {told(c)}: \u201c{_quote(st)}\u201d", \
+            Found(value=thing, sentence=_clean(st), candidate=c, how="favourite").public()
+    if ask.kind == "count":
+        hit = _count(ask, cands, known)
+        who = ask.owner or "you"
+        if hit is None:
+            return f"I don't think you've told me how many {ask.words[0]} {who} {'have' if who == 'you' else 'has'}.", None
+        value, c, st = hit
+        return f"{value}: {told(c)} (\u201c{_quote(st)}\u201d).", Found(value=value, sentence=_clean(st), candidate=c,
+                                                                        how="count").public()
+    return None, None
+
+
+def relation_candidates(store, participant: str, as_of: int, ask: Ask3, known: dict, extra=(),
+                        limit: int = 60) -> list[Candidate]:
+    terms = set(ask.words) | {t.lower() for t in (ask.owner, ask.rel, ask.name) if t}
+    if ask.kind == "chain" and ask.owner_is_rel:
+        terms |= _owner_names(ask, known)
+    return everyday_candidates(store, participant, as_of, Ask("x", tuple(sorted(terms)), "", ""), {}, extra, limit)

@@ -66,3 +66,75 @@ def test_the_generator_splits_families_and_never_puts_the_answer_in_the_question
     for t in dev["turns"] + train["turns"]:
         for e in t.get("recall") or []:
             assert e.lower() not in t["text"].lower().split(), t
+
+
+def _ask_all(store, who, spec, pick):
+    """Store each statement of `spec` as the turn stores it and ask the reader each picked question
+    (memory.answers.answer over the store; no model, no retrieval: the reader's own search)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from memory import answers, messages
+
+    store.indexes = []  # the reader searches text; no vectors needed
+    out = []
+    for step in spec["turns"]:
+        at = datetime.fromisoformat(step["at"]).replace(tzinfo=ZoneInfo("Europe/London"))
+        if step in pick:
+            recent = messages.read(store, who, 10**9)[-6:]
+            reply, read = answers.answer(store, who, messages.next_ordinal(store, who), step["text"], (), recent, at)
+            out.append((step, reply or "", read))
+        if not step.get("family"):
+            messages.append(store, who, "user", step["text"], "personal", ts=at)
+    return out
+
+
+def test_second_classes_relations_long_messages_and_never_told(store, ana):
+    """recallgen v2, train families (the regression floor of what was tuned; dev families are reported in the
+    README, not asserted here): facts two or three to a message; 'my sister's husband', 'Dani's sister',
+    'who is X', 'what did I say about X', how many, workplace, where an activity is; never-told
+    questions whose slot another person holds), one question per slot: the fact named, never-told
+    said so and never answered with another person's or slot's value, no question quoted."""
+    spec = recallgen.script2(7, "train")
+    rnd = random.Random(7)
+    by_slot: dict[str, list] = {}
+    for t in spec["turns"]:
+        if t.get("recall"):
+            by_slot.setdefault(t["slot"], []).append(t)
+    pick = [rnd.choice(qs) for qs in by_slot.values()] + [t for t in spec["turns"] if t.get("unknown")]
+    rows = _ask_all(store, ana, spec, pick)
+    known = chatcheck.Known(texts=[t["text"] for t in spec["turns"] if not t.get("family")])
+    recall = [(t, r) for t, r, _ in rows if t.get("recall")]
+    right = [t for t, r in recall if chatcheck.recall_right(r, t["recall"], known)]
+    wrong = [(t["text"], t["recall"], r) for t, r in recall if not chatcheck.recall_right(r, t["recall"], known)]
+    assert len(recall) >= 20
+    assert len(right) / len(recall) >= 0.8, wrong  # seed 7 (not a tuning seed): 18/22 when written
+    for t, r, read in rows:
+        for span in chatcheck.quoted_spans(r, known):
+            assert not chatcheck.is_question(span), (t["text"], r)
+        if t.get("unknown"):
+            assert recallgen.NOT_TOLD.search(r), (t["text"], r)
+            assert (read.get("found") in (None, {}) or read.get("then", {}).get("found") is None), (t["text"], read)
+
+
+def test_relations_and_never_told_by_hand(store, ana):
+    """The answer is the person a statement names as that relation, or it was not told: never the
+    owner, never someone else's value of the slot."""
+    said = ["Long message incoming. Work was chaos. Then my sister Adjoa called, she's due in June, and her "
+            "husband Kofi is building a treehouse. Oh and I joined the climbing gym on Stokes Croft.",
+            "Dani from work invited me to a quiz. Dani's sister Mireille writes the questions, haha.",
+            "My partner Ines stayed behind in Porto for now."]
+    spec = {"turns": [{"at": f"2026-04-0{i + 1}T09:00", "text": t} for i, t in enumerate(said)]}
+    asks = [("do you remember what my sister's husband is called?", "Kofi"), ("who is Mireille again?", "Dani's sister"),
+            ("what's Dani's sister called?", "Mireille"), ("remind me where I go climbing?", "Stokes Croft"),
+            ("where does Ines work?", None), ("what's Dani's dog called?", None),
+            ("what's my brother's wife called?", None), ("how old is Dani?", None),
+            ("where does my sister's husband work?", None)]
+    spec["turns"] += [{"at": "2026-04-05T10:00", "text": q, "family": "hand"} for q, _ in asks]
+    rows = _ask_all(store, ana, spec, spec["turns"][len(said):])
+    for (q, want), (_, reply, _) in zip(asks, rows):
+        if want:
+            assert want in reply, (q, reply)
+        else:
+            assert recallgen.NOT_TOLD.search(reply), (q, reply)
+            assert not any(v in reply for v in ("Porto", "Adjoa", "Mireille", "Stokes", "treehouse")), (q, reply)

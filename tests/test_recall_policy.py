@@ -110,7 +110,7 @@ def test_the_compact_prompt_has_facts_as_a_list_and_notes_only_for_the_past(stor
     assert [m["role"] for m in msgs] == ["system", "user"]  # no memory for a message about today
     assert "Leeds" not in msgs[0]["content"] and r.trace.interaction["memory_in_prompt"] is False
     opening = msgs[0]["content"]
-    turn(store, ana, "what did I say about Arun's cooking?", settings=s)  # no slot: the model answers
+    turn(store, ana, "do you remember the weekend with Arun?", settings=s)  # no slot: the model answers
     msgs = recorder.calls[-1]["messages"]
     assert msgs[0]["content"] == opening  # the same opening: llama.cpp reuses it
     notes = msgs[-2]
