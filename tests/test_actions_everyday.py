@@ -191,14 +191,18 @@ GRANT_CORES = [("you can send my messages without asking me", "send my messages 
 NOT_NOW = ["{Name}, {core}.", "hey {Name}, {core}", "If you ever get good at this, maybe {core}.",
            "Once you've learned how I write, {core}.", "Maybe one day {core}.", "Someday {core}, we'll see.",
            "I'll let you {inf} when I trust you more.", "I don't want you to {inf}, always ask first.",
-           "Unless I say otherwise, {core}... no wait, forget that, keep asking."]
+           "Unless I say otherwise, {core}... no wait, forget that, keep asking.",
+           # later, possible or scoped away: no permission in force now (fail safe)
+           "After my exams I'll probably let you {inf}.", "From next month {core}.",
+           "I'm going to let you {inf} soon.", "You could {inf} on the shared calendar, but not on mine.",
+           "{Core}, except for anything to my landlord.", "Hopefully by spring {core}."]
 NAMES = ["Lucas", "Amara", "Tomasz", "Mei Ling"]
 
 
 def _framed():
     for i, (core, inf) in enumerate(GRANT_CORES):
         for j, frame in enumerate(NOT_NOW):
-            yield frame.format(Name=NAMES[(i + j) % len(NAMES)], core=core, inf=inf)
+            yield frame.format(Name=NAMES[(i + j) % len(NAMES)], core=core, Core=core[0].upper() + core[1:], inf=inf)
 
 
 @pytest.mark.parametrize("core", [c for c, _ in GRANT_CORES])

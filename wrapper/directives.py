@@ -662,7 +662,19 @@ def autonomy_grant(doc, text: str) -> tuple[str | None, Reading]:
 
 
 _CONDITION_MARKS = {"if", "unless", "once", "when", "whenever", "until", "till", "provided", "assuming"}
-_HEDGES = {"maybe", "perhaps", "someday", "eventually", "possibly"}
+_HEDGES = {"maybe", "perhaps", "someday", "eventually", "possibly", "probably", "likely", "hopefully",
+           "theoretically", "ideally", "soon", "later"}
+# a verb that hands the permission over: with a future or possible modal it is a promise, not a grant
+_HANDING = {"let", "allow", "give", "grant", "hand", "trust", "permit"}
+_LATER_MODALS = {"'ll", "will", "might", "may", "would", "could", "shall", "'d", "wo"}
+# a time that starts later ("after the holidays", "from next week", "starting in May", "next month")
+_LATER_TIMES = set("""next tomorrow week weeks month months year years holiday holidays christmas summer winter
+spring autumn fall weekend monday tuesday wednesday thursday friday saturday sunday january february march
+april june july august september october november december""".split())
+_LATER_PREPS = {"after", "from", "starting", "beginning", "in", "by", "come"}
+# a possibility said of the companion ("you could act ...", "you might ..."): not a permission given
+_POSSIBLE = {"could", "might", "would", "'d"}
+_WANTING = {"like", "love", "prefer", "want"}  # "I'd like you to act without asking" is a grant said now
 _DISCOURSE = set("""okay ok please yes yeah yep no nope honestly seriously look listen right fine so well alright
 actually also now anyway anyways basically sure great cool thanks besides finally frankly really still then
 first plus otherwise overall lastly again today tonight tomorrow and but oh hey hi hello seriously right
@@ -673,8 +685,12 @@ _OPENERS = {"hey", "hi", "hello", "ok", "okay", "so", "oh", "and", "well"}
 def _not_now_to_me(sent) -> str | None:
     """Why a sentence that holds grant words grants nothing now to the companion (None: it may):
     a condition or a hedge anywhere in it ("If you ever get good at this, maybe I'll let you ...",
-    "once you've learned ..."), a promise for later ("I'll let you ..."), or a name it is said to
-    ("Lucas, from now on you can ...": a person, not the companion)."""
+    "once you've learned ...", "probably"), a promise for later ("I'll let you ...", "I'm going to
+    give you ..."), a possibility rather than a permission ("you could act ..."; "I'd like you to
+    ..." is a wish said now), a start later than now ("after the holidays", "from next week", "next
+    month"), a scope the reader does not map ("..., but not on this one", "except ..."), or a name
+    it is said to ("Lucas, from now on you can ...": a person, not the companion). Each refusal is
+    fail safe: a grant it turns down changes nothing and can be said again plainly."""
     toks = [t for t in sent if not t.is_space]
     for t in toks:
         low = t.lower_
@@ -682,8 +698,20 @@ def _not_now_to_me(sent) -> str | None:
             return f"a condition ('{t.text}')"
         if low in _HEDGES or (low == "day" and t.i > 0 and t.nbor(-1).lower_ in ("one", "some")):
             return f"a hedge ('{t.text}')"
-        if low in ("let", "allow") and any(c.lower_ in ("'ll", "will", "might", "may") for c in t.children):
+        if t.lemma_.lower() in _HANDING and (any(c.lower_ in _LATER_MODALS for c in t.children)
+                                             or _going_to(t)):
             return f"a promise for later ('{t.text}')"
+        if low in _POSSIBLE and t.tag_ == "MD" and t.head.lemma_.lower() not in _WANTING:
+            return f"a possibility, not a permission ('{t.text}')"
+        if low in _LATER_PREPS and t.dep_ in ("prep", "advmod", "mark") and any(
+                x.lower_ in _LATER_TIMES for x in t.subtree if x.i != t.i):
+            return f"starts later ('{t.text} ...')"
+        if low in _LATER_TIMES and low not in ("tomorrow",) and t.dep_ in ("npadvmod", "amod", "det") and \
+                t.head.lower_ in _LATER_TIMES | {"time"}:
+            return f"starts later ('{t.text}')"
+        if low == "except" or (low == "not" and t.i > sent.start and t.nbor(-1).lower_ == "but") or \
+                (low in ("apart", "other") and t.i + 1 < sent.end and t.nbor(1).lower_ in ("from", "than")):
+            return f"a scope the grant reader does not map ('{t.text}')"
     i = 0
     while i < len(toks) and (toks[i].lower_ in _OPENERS or toks[i].is_punct):
         i += 1
@@ -695,6 +723,12 @@ def _not_now_to_me(sent) -> str | None:
     if i < j <= i + 3 and j < len(toks) and toks[j].text == "," and toks[i].lower_ != "i":
         return f"said to someone by name ('{toks[i].text}')"
     return None
+
+
+def _going_to(t) -> bool:
+    """ "I'm going to let you ...", "gonna let you ...": a handing-over announced for later."""
+    prev = [x.lower_ for x in t.doc[max(t.i - 3, 0):t.i]]
+    return "gonna" in prev or prev[-2:] == ["going", "to"]
 
 
 def _governed(doc, start: int, end: int) -> str | None:
