@@ -11,6 +11,7 @@ The script is data: eval/data/benchchat-v1.json.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import statistics
@@ -45,7 +46,8 @@ def load_script(name: str = "benchchat-v1.json") -> dict:
     return validate_script(spec, name)
 
 
-# what a turn may hold; a field outside it is refused by name rather than silently ignored
+# the fields a turn's scoring reads; a field spelled like one of them is refused by name rather
+# than silently ignored
 # ("never_told": true is the same marker as "unknown": "<what was never told>")
 _TURN_KEYS = frozenset({"at", "text", "recall", "unknown", "never_told", "action", "note"})
 
@@ -89,10 +91,14 @@ def validate_script(spec, name: str = "script") -> dict:
         for key in ("unknown", "action"):
             if t.get(key) is not None and not isinstance(t[key], str):
                 raise ScriptError(f"{where}: '{key}' must be a string")
-        extra = sorted(set(t) - _TURN_KEYS)
-        if extra:
-            raise ScriptError(f"{where}: unknown field(s) {', '.join(map(repr, extra))}; a turn holds "
-                              f"{', '.join(sorted(_TURN_KEYS))}")
+        # other fields are the script's own notes (a generator's 'fact', 'slot', 'family') and are
+        # left alone; one spelled like a marker ('nevertold', 'unknwon') would be silently lost
+        near = {k: difflib.get_close_matches(k.lower().replace("-", "_"), _TURN_KEYS, n=1, cutoff=0.75)
+                for k in set(t) - _TURN_KEYS}
+        near = {k: m[0] for k, m in near.items() if m}
+        if near:
+            raise ScriptError(f"{where}: unknown field(s) " + ", ".join(f"{k!r} (did you mean {m!r}?)"
+                                                                   for k, m in sorted(near.items())))
         nt = t.get("never_told")
         if nt is not None and not isinstance(nt, (bool, str)):
             raise ScriptError(f"{where}: 'never_told' must be true/false or what was never told (a string)")

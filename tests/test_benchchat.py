@@ -59,7 +59,7 @@ def test_a_week_from_a_path_is_replayed_and_scored(tmp_path):
     ({**WEEK, "turns": [{"text": "hi", "at": "monday"}]}, "turn 1: 'at' 'monday' is not an ISO time"),
     ({**WEEK, "tz": "Mars/Olympus"}, "'tz' 'Mars/Olympus' is not a time zone name"),
     ({**WEEK, "turns": [{"text": "hi", "recall": 3}]}, "turn 1: 'recall' must be the fact"),
-    ({**WEEK, "turns": [{"text": "hi", "nevertold": True}]}, "turn 1: unknown field(s) 'nevertold'"),
+    ({**WEEK, "turns": [{"text": "hi", "nevertold": True}]}, "turn 1: unknown field(s) 'nevertold' (did you mean 'never_told'?)"),
     ({**WEEK, "turns": [{"text": "hi", "never_told": 1}]}, "turn 1: 'never_told' must be true/false"),
 ])
 def test_a_script_that_cannot_be_replayed_is_refused_with_what_is_wrong(tmp_path, broken, message):

@@ -35,7 +35,8 @@ def test_retrieved_past_reaches_the_model_and_never_the_future(store, ana, setti
     settings = settings.model_copy(update={"recent_window": 2, "k": 4, "gate": "always", "retriever": "recency"})
     for text in ["my sister Ana moved to Porto", "we had coffee", "work was long"]:
         turn(store, ana, text, settings=settings)
-    r = turn(store, ana, "what did I say about my sister?", settings=settings)
+    # a question no recall reader answers, so the model gets the retrieved past
+    r = turn(store, ana, "any thoughts on how my sister is getting on?", settings=settings)
     t = r.trace
     # 6 messages before this one (ordinals 1..6); recent window = ordinals 5, 6.
     assert t.applied["recent"] == ["day1-5", "day1-6"]
