@@ -94,6 +94,12 @@ def supports_tools(model: str) -> bool:
         return False
 
 
+def prefetches(model: str) -> bool:
+    """Whether `prefetch` would hand anything to this model's backend (so a caller builds the
+    prompt only then)."""
+    return getattr(_handlers.get(resolve(model).split("/", 1)[0]), "prefetch", None) is not None
+
+
 def prefetch(model: str, messages: list[dict]) -> bool:
     """Hand the next turn's opening (system prompt and history, no new message) to an in-process
     backend that keeps a prompt cache (the embedded model: companion.backends.local), to evaluate

@@ -142,6 +142,8 @@ def prefetch_next(ctx: TurnContext, applied: Applied, ix: dict, settings: Settin
     message and reply), handed to an in-process model to evaluate while the participant reads
     (gateway.prefetch): the next turn then evaluates only its message. Nothing is stored; the
     next turn builds its own prompt as always, and a prompt that opens otherwise just misses."""
+    if not gateway.prefetches(settings.model):  # no prompt cache to fill: build nothing
+        return False
     recent = (list(ctx.recent) + list(added))[-settings.recent_window:] if settings.recent_window else []
     prompt = build_prompt(replace(ctx, text="", recent=recent), replace(applied, items=[]), ix)
     return gateway.prefetch(settings.model, prompt[:-1])

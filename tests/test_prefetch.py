@@ -36,6 +36,7 @@ def test_what_is_prefetched_is_the_start_of_the_next_prompt(store, ana, settings
         return real(model, messages, **kw)
 
     monkeypatch.setattr(gateway, "complete", complete)
+    monkeypatch.setattr(gateway, "prefetches", lambda model: True)  # stands in for a backend with a prompt cache
     monkeypatch.setattr(gateway, "prefetch", lambda model, messages: fetched.append([dict(m) for m in messages]))
     for text in SCRIPT:
         turn(store, ana, text, settings=settings)
