@@ -319,3 +319,12 @@ def test_the_reply_to_a_companion_callback_inherits_its_reach(store, ana, potter
                             for i, (s, t) in enumerate(POTTERY[4:10])])
     assert features.compute(ctx(store, ana, "the pottery was fun", window=6), features.ANTECEDENT)[
         "companion_definite"] == 0.0
+
+
+def test_a_candidate_real_part_is_refused_by_the_feature_it_lacks_and_the_weights_file_it_misses(tmp_path):
+    from eval import gatecallbacks, gatesets
+
+    with pytest.raises(SystemExit, match="does not compute: bogus"):
+        gatesets.main(["real-cv", "--with", "window_overlap,bogus"])
+    with pytest.raises(RuntimeError, match="none.json is missing"):
+        gatecallbacks.measure("dev", 0, ["learned"], n=1, weights=str(tmp_path / "none.json"))
