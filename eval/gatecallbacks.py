@@ -146,8 +146,10 @@ def feature_rows(split: str, seed: int = 0, names=None, n: int = 12):
     return np.array(X, dtype=float), np.array(y), g, k
 
 
-def measure(split: str = "dev", seed: int = 0, gates=("learned", "lexical", "dense"), n: int = 12) -> dict:
-    """Per gate: AUROC, retrieved on callbacks, abstained on the rest (by kind), on the split's probes."""
+def measure(split: str = "dev", seed: int = 0, gates=("learned", "lexical", "dense"), n: int = 12,
+            weights: str | None = None) -> dict:
+    """Per gate: AUROC, retrieved on callbacks, abstained on the rest (by kind), on the split's probes.
+    `weights`: a learned-gate weights file to measure instead of the shipped one."""
     from eval import metrics as M
     from memory import registry
     from memory.store import Store
@@ -158,7 +160,7 @@ def measure(split: str = "dev", seed: int = 0, gates=("learned", "lexical", "den
         store = Store(tmp, synchronous="NORMAL")
         load(store, made)
         for gname in gates:
-            gate = registry.create("gate", gname)
+            gate = registry.create("gate", gname, **({"weights": weights} if weights and gname == "learned" else {}))
             rows = [(p, c.pid, gate.decide(ctx)) for c, p, ctx in contexts(store, made)]
             y = np.array([p.needs for p, _, _ in rows])
             s = np.array([d.score for _, _, d in rows])
@@ -188,8 +190,9 @@ def main(argv=None) -> None:
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--cases", type=int, default=12)
     m.add_argument("--gates", default="learned,lexical,dense")
+    m.add_argument("--weights", default=None, help="a learned-gate weights file (default: the shipped one)")
     a = ap.parse_args(argv)
-    print(json.dumps(measure(a.split, a.seed, [g for g in a.gates.split(",") if g], a.cases), indent=1))
+    print(json.dumps(measure(a.split, a.seed, [g for g in a.gates.split(",") if g], a.cases, a.weights), indent=1))
 
 
 if __name__ == "__main__":

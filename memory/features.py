@@ -52,7 +52,15 @@ COMPANION_PAST = ["companion_anaphora", "answer_opening", "unprompted_answer", "
 # "the festival", "that community meeting", "your other dog", "our hike": a determiner or possessive and
 # a word the recent window does not hold but the conversation before it does.
 DETERMINED = re.compile(r"\b(?:the|that|those|this|these|your|our|his|her|their)\s+((?:\w+\s+){0,2}\w+)")
-NAMES = BASE + EVIDENCE + THREAD + OTHER + COMPANION_PAST
+# Issue 24, third round: what the message presupposes that the window does not hold. An answer with no
+# question on screen, a report back ("so I tried it", "it went great") whose words the window never said,
+# the companion's questions, suggestions and plans reached deeper than the ten best matches, a "that X" /
+# "your X" whose X only the companion said before the window, and the need the companion's own newest
+# message carries (the reply to "how did the race go?" needs the race, which is off screen).
+ANTECEDENT = ["window_overlap", "orphan_answer", "orphan_report", "prompt_dense_deep", "prompt_deep_margin",
+              "companion_definite", "reply_to_callback", "reply_to_far"]
+NAMES = BASE + EVIDENCE + THREAD + OTHER + COMPANION_PAST + ANTECEDENT
+PROMPT_DEPTH = 40  # how many of the best dense matches outside the window are read for the companion's prompts
 PROMPT_SIMILAR = 0.3  # a companion prompt this close in meaning is named in the reason before the best lexical one
 USER_DEPTH = 10  # how many of the best matches outside the window are read to find the participant's own
 
@@ -81,6 +89,7 @@ def cues() -> dict:
         "companion_anaphora": rx(data["companion_anaphora"]) if data.get("companion_anaphora") else None,
         "answer_opening": rx(data["answer_opening"]) if data.get("answer_opening") else None,
         "action_request": rx(data["action_request"]) if data.get("action_request") else None,
+        "asked_back": rx(data["asked_back"]) if data.get("asked_back") else None,
     }
 
 
@@ -326,6 +335,110 @@ def in_window(ctx: TurnContext) -> dict[str, float]:
     return out
 
 
+def _content(text: str) -> set[str]:
+    return {w for w in tokenize(text) if len(w) >= 3 and w.isalpha()}
+
+
+def _stored_similarities(ctx: TurnContext, ordinal: int) -> np.ndarray | None:
+    """Cosine of the stored vector of message `ordinal` to every message before as_of (None when the
+    index does not hold it): what an earlier message points at, with no new embedding."""
+    idx = ctx.store.vectors.synced(ctx.participant)
+    with idx.lock:
+        ords = idx.ordinals.view
+        i = int(np.searchsorted(ords, ordinal))
+        if i >= len(ords) or ords[i] != ordinal:
+            return None
+        at = 0
+        vec = None
+        for block, fill in zip(idx.vectors.blocks, idx.vectors.fill):
+            if i < at + fill:
+                vec = np.array(block[i - at])
+                break
+            at += fill
+    if vec is None:
+        return None
+    return ctx.store.vectors.similarities(ctx.participant, vec, ctx.as_of)[0]
+
+
+def antecedents(ctx: TurnContext) -> dict[str, float]:
+    """What the message presupposes that the recent window does not hold (ANTECEDENT):
+
+    - `window_overlap`: the share of the message's content words that the window says;
+    - `orphan_answer`: it opens as an answer ("yes", "not yet", "it went ...", "thanks for asking")
+      and no companion message on screen asks anything: it answers an older question;
+    - `orphan_report`: it reports back or points back ("so I tried it", "I did", "it went great", "that
+      book you recommended") scaled by the share of its words the window does not hold;
+    - `prompt_dense_deep`: the nearest (cosine) of the companion's questions, suggestions and plans
+      before the window, among the PROMPT_DEPTH best matches outside it; `prompt_deep_margin`: how much
+      nearer that is than anything the companion said on screen;
+    - `companion_definite`: "the/that/your/our X" phrases whose X the window does not hold and that the
+      companion, not the participant, said before the window;
+    - `reply_to_callback`: the newest message on screen is the companion's and itself points back ("how
+      did your race go?", "did you ever try ..."): the reply needs what that question needs;
+      `reply_to_far`: how near that companion message's own stored vector comes to a message before the
+      window (its best cosine there), 0 when the newest message on screen is not the companion's.
+    """
+    c = cues()
+    low = ctx.text.lower().replace("\u2019", "'")
+    mine = _content(ctx.text)
+    window_words: set[str] = set()
+    for m in ctx.recent:
+        window_words |= _content(m.text)
+    overlap = len(mine & window_words) / len(mine) if mine else 0.0
+    asked_on_screen = any(m.sender == "companion" and "?" in m.text for m in ctx.recent)
+    opening = c["answer_opening"] is not None and bool(c["answer_opening"].search(low))
+    asked_back = c["asked_back"] is not None and bool(c["asked_back"].search(low))
+    pointing = c["companion_anaphora"] is not None and bool(c["companion_anaphora"].search(low))
+    report = opening or asked_back or pointing or bool(c["first_person_past"].search(low))
+    out = {"window_overlap": overlap,
+           "orphan_answer": float((opening or asked_back) and not asked_on_screen),
+           "orphan_report": float(report) * (1.0 - overlap) if mine else float(report)}
+    # the companion's prompts, deeper than the ten best matches
+    sims, dord = ctx.dense(ctx.text)
+    deep, best_in = 0.0, 0.0
+    if len(sims):
+        s = sims
+        if ctx.recent:
+            s = sims.copy()
+            s[_positions(dord, ctx.recent_ordinals)] = -np.inf
+            pos = _positions(dord, {m.ordinal for m in ctx.recent if m.sender == "companion"})
+            if len(pos):
+                best_in = max(float(sims[pos].max()), 0.0)
+        k = min(PROMPT_DEPTH, len(s))
+        pick = np.argpartition(-s, k - 1)[:k]
+        top = [(int(dord[i]), float(s[i])) for i in pick if np.isfinite(s[i])]
+        rows = _senders(ctx, [o for o, _ in top])
+        asked = [v for o, v in top if _prompts(rows.get(o, ("", "")))]
+        deep = max(max(asked), 0.0) if asked else 0.0
+    out["prompt_dense_deep"] = deep
+    out["prompt_deep_margin"] = max(deep - best_in, 0.0)
+    # "that book", "your idea": a head word only the companion said before the window
+    found = 0
+    for m in DETERMINED.finditer(low):
+        heads = [w for w in tokenize(m.group(1)) if len(w) >= 3 and w not in window_words]
+        for h in heads:
+            occ = _occurrences(ctx, h, limit=3)
+            senders = {v[0] for v in _senders(ctx, occ).values()}
+            if "companion" in senders and "user" not in senders:
+                found += 1
+                break
+    out["companion_definite"] = float(found)
+    # the need the companion's newest message carries
+    last = ctx.recent[-1] if ctx.recent else None
+    out["reply_to_callback"] = out["reply_to_far"] = 0.0
+    if last is not None and last.sender == "companion":
+        lt = last.text.lower().replace("\u2019", "'")
+        n = sum(len(c[k].findall(lt)) for k in ("backref", "other_ref", "companion_anaphora") if c.get(k) is not None)
+        out["reply_to_callback"] = float(n > 0)
+        far = _stored_similarities(ctx, last.ordinal)
+        if far is not None and len(far):
+            first = min(m.ordinal for m in ctx.recent)
+            upto = int(np.searchsorted(dord, first)) if len(dord) else 0
+            if upto > 0:
+                out["reply_to_far"] = max(float(far[:upto].max()), 0.0)
+    return out
+
+
 def rewrite_for_lexical(text: str) -> str:
     """The query BM25 should see: back-reference cues and small talk dropped ("do you remember",
     "again", "i told you" match every message that says them), names and content words kept.
@@ -430,4 +543,6 @@ def compute(ctx: TurnContext, names=None) -> dict[str, float]:
         ctx.cache.setdefault("evidence", {})["references"] = refs
     if want & set(THREAD):
         out.update(in_window(ctx))
+    if want & set(ANTECEDENT):
+        out.update(antecedents(ctx))
     return out

@@ -4,6 +4,7 @@ gate and normalized fusion that use it."""
 import json
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from companion.turn import turn
@@ -246,3 +247,84 @@ def test_the_callback_generator_splits_whole_families_and_places_its_probes():
                 assert p.gold[0] < p.as_of - cb.WINDOW
             elif p.kind.startswith("reply"):  # a reply follows its prompt at once
                 assert c.rows[p.as_of - 2][0] == "companion"
+
+
+# ------------------------------------- what the message presupposes that the window does not hold (round 3)
+
+POTTERY = [  # the companion suggests a pottery class; chatter fills the window; the participant reports back
+    ("user", "hi there"),
+    ("companion", "Hello! You should try the pottery class at the community centre."),  # 2: a suggestion
+    ("user", "maybe, sounds fun"),
+    ("companion", "Let me know how it goes."),
+] + [pair for i in range(6) for pair in (("user", f"work was busy again, meeting number {i}"),
+                                         ("companion", "That sounds tiring, take a break when you can."))]
+
+
+@pytest.fixture
+def pottery(store, ana):
+    return messages.append_many(store, ana, [
+        dict(sender=s, text=t, context="personal", ts=T0 + timedelta(minutes=i)) for i, (s, t) in enumerate(POTTERY)])
+
+
+def test_a_report_back_with_no_antecedent_on_screen_is_counted_by_hand(store, ana, pottery):
+    """'yes I finally tried the pottery class!' after six lines of work chatter: it opens as an answer
+    and no companion message on screen asks anything; none of its content words (finally, tried, pottery,
+    class: 'yes' is one too) is on screen; 'the pottery class' names words only the companion said, 16
+    messages back; the newest message on screen is the companion's but points at nothing."""
+    text = "yes I finally tried the pottery class!"
+    c = ctx(store, ana, text, window=6)
+    f = features.compute(c, features.ANTECEDENT)
+    words = {"yes", "finally", "tried", "pottery", "class"}
+    window = {w for m in c.recent for w in features._content(m.text)}
+    assert features._content(text) == words and not words & window
+    assert f["window_overlap"] == 0.0
+    assert f["orphan_answer"] == 1.0 and f["orphan_report"] == 1.0
+    assert f["companion_definite"] == 1.0
+    assert f["reply_to_callback"] == 0.0
+    # the deepest prompt is the suggestion (message 2), by its cosine; nothing on screen is nearer
+    emb = store.vectors.embedder
+    q, s = emb.encode_one(text), emb.encode_one(POTTERY[1][1])
+    by_hand = float(np.dot(q, s))
+    assert f["prompt_dense_deep"] == pytest.approx(by_hand, abs=1e-5)
+    on_screen = max(float(np.dot(q, emb.encode_one(m.text))) for m in c.recent if m.sender == "companion")
+    assert f["prompt_deep_margin"] == pytest.approx(max(by_hand - on_screen, 0.0), abs=1e-5)
+    # half its words on screen: the report counts half
+    c2 = ctx(store, ana, "yes I finally tried work meeting", window=6)
+    f2 = features.compute(c2, features.ANTECEDENT)
+    assert f2["window_overlap"] == pytest.approx(2 / 5) and f2["orphan_report"] == pytest.approx(3 / 5)
+
+
+def test_the_reply_to_a_companion_callback_inherits_its_reach(store, ana, pottery):
+    """The companion's newest message asks back about the class ('did you end up going?'): the reply
+    'it went great, thanks for asking' answers a question on screen (no orphan answer) but the question
+    itself points before the window: reply_to_callback is 1 and reply_to_far is the best cosine of that
+    question to a message before the window, computed by hand."""
+    ask = "How was the pottery class, did you end up going?"
+    rows = messages.append_many(store, ana, [dict(sender="companion", text=ask, context="personal",
+                                                  ts=T0 + timedelta(days=1))])
+    c = ctx(store, ana, "it went great, thanks for asking", window=6)
+    f = features.compute(c, features.ANTECEDENT)
+    assert c.recent[-1].ordinal == rows[0].ordinal
+    assert f["orphan_answer"] == 0.0 and f["reply_to_callback"] == 1.0
+    emb = store.vectors.embedder
+    v = emb.encode_one(ask)
+    first = min(m.ordinal for m in c.recent)
+    before = [t for o, (_, t) in enumerate(POTTERY, 1) if o < first]
+    assert f["reply_to_far"] == pytest.approx(max(max(float(np.dot(v, emb.encode_one(t))) for t in before), 0.0),
+                                              abs=1e-5)
+    # a phrase the participant said too is not the companion's alone
+    messages.append_many(store, ana, [dict(sender="user", text="the pottery place is near me", context="personal",
+                                           ts=T0 + timedelta(days=1, minutes=1))]
+                         + [dict(sender=s, text=t, context="personal", ts=T0 + timedelta(days=1, minutes=2 + i))
+                            for i, (s, t) in enumerate(POTTERY[4:10])])
+    assert features.compute(ctx(store, ana, "the pottery was fun", window=6), features.ANTECEDENT)[
+        "companion_definite"] == 0.0
+
+
+def test_a_candidate_real_part_is_refused_by_the_feature_it_lacks_and_the_weights_file_it_misses(tmp_path):
+    from eval import gatecallbacks, gatesets
+
+    with pytest.raises(SystemExit, match="does not compute: bogus"):
+        gatesets.main(["real-cv", "--with", "window_overlap,bogus"])
+    with pytest.raises(RuntimeError, match="none.json is missing"):
+        gatecallbacks.measure("dev", 0, ["learned"], n=1, weights=str(tmp_path / "none.json"))
