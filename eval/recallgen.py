@@ -732,6 +732,7 @@ STATEMENTS3 = {  # (fact): wordings alternating train/test by index
         "Coffee with {meet} again this morning. {cafe} never disappoints.",
         "{meet} and I did our usual catch-up at {cafe}, two hours gone just like that",
         "{cafe} was rammed when {meet} and I got there, but we found a corner table like always",
+        "Caught up with {meet} this afternoon, finally. We went to {cafe} as usual, best coffee in town.",
     ],
     "learning": [
         "I've been learning {lang} for {dur_word} years now and I'm still rubbish lol",
@@ -750,6 +751,7 @@ STATEMENTS3 = {  # (fact): wordings alternating train/test by index
         "oh correction on {p1}: {p1she}'s not in {oldcity} anymore, {p1she} lives in {p1city} now",
         "Update: {p1} has moved to {p1city}! New job and everything.",
         "so {p1} packed up and moved to {p1city}, the {oldcity} flat is gone",
+        "{p1} left {oldcity} in the end, {p1she}'s living in {p1city} now",
     ],
     "event": [
         "{owner}'s {event} is on {eweekday} the {eday}, I still need a present",
@@ -765,9 +767,9 @@ STATEMENTS3 = {  # (fact): wordings alternating train/test by index
     ],
     "pet": [
         "the {kind} is sulking. {pet} is such a diva about the rain, typical {breed}",
-        "{pet} my {kind} just stole a whole sausage off the counter",
+        "{pet} my {kind} just stole a whole sausage off the counter, {breed}s are so food obsessed",
         "Our {breed} {pet} has decided the sofa is hers now",
-        "sorry, {pet} was going mad at the postman again. {kind}s, honestly",
+        "sorry, {pet} was going mad at the postman again. {breed}s, honestly",
     ],
     "work": [
         "Work at {company} was a slog today, mostly spreadsheets",
@@ -796,9 +798,11 @@ SLOTS3 = {
                            "where {meet} and I usually have coffee", "what the coffee place {meet} and I go to is called"],
                    "expect": lambda w: _bare(w["cafe"]["name"])},
     "duration": {"ask": ["how long have I been learning {lang}?", "how many years have I been doing {lang}?",
-                         "how long have I been doing {lang} for?", "how many years have I been learning {lang} now?"],
+                         "how long have I been doing {lang} for?", "how many years have I been learning {lang} now?",
+                         "how many years have I spent on {lang}?"],
                  "emb": ["how long I've been learning {lang}", "how many years I've been doing {lang}",
-                         "how long I've been doing {lang}", "how many years I've been learning {lang}"],
+                         "how long I've been doing {lang}", "how many years I've been learning {lang}",
+                         "how many years I've spent on {lang}"],
                  "expect": lambda w: [str(w["learning"]["years"]), NUMBER_WORDS[w["learning"]["years"]]]},
     "moved_city": {"ask": ["where does {p1} live now?", "which city is my {rel} in?", "where's {p1} living these days?",
                            "what city does my {rel} live in?"],

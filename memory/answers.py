@@ -1030,7 +1030,7 @@ _TAIL_MORE = re.compile(r"(?:[,.;!?…]+|\s)+(?:it's gone (?:right )?out of my h
 
 
 def _content(text: str) -> list[str]:
-    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[a-z0-9']+", text.lower()))
+    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[^\W_]+(?:'[^\W_]+)*", text.lower()))  # "café" whole
     return [w for w in words if w not in _FRAME_WORDS and len(w) > 1]
 
 
@@ -1129,6 +1129,19 @@ def _self_subject(tok) -> bool:
             return True
         t = t.head
     return True
+
+
+def _negated_value(tok) -> bool:
+    """A value said to be no longer so: "not in Bristol anymore", "left Bristol", "the Bristol flat is gone"."""
+    verb = _clause_verb(tok)
+    sent = tok.sent
+    window = [t.lower_ for t in sent[max(0, tok.i - sent.start - 3):tok.i - sent.start + 5]] if False else \
+        [t.lower_ for t in tok.doc[max(sent.start, tok.i - 3):min(sent.end, tok.i + 4)]]
+    if any(c.dep_ == "neg" for c in verb.children) and not any(t.dep_ == "neg" and t.i > tok.i for t in sent):
+        return verb.i < tok.i or any(w in ("anymore", "longer") for w in window)
+    if verb.lemma_.lower() in ("leave", "quit") and tok.i > verb.i:
+        return True
+    return bool({"gone", "over", "sold", "anymore"} & {t.lower_ for t in tok.head.subtree} and tok.dep_ in ("compound", "amod"))
 
 
 def _own_work_subject(tok, ask) -> bool:
@@ -1278,7 +1291,8 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 out.append((t.text, t.i))
     elif slot == "kind":
         concept = _concept_of()
-        kinds = {concept[w] for w in ask.words if w in concept}
+        kinds = {concept[w] for w in ask.words if w in concept} or \
+            {concept[w] for w in pets if w in concept}  # "what breed is Sprout?": a breed of any pet kind
         for t in sent:
             if not t.is_alpha or t.is_stop or not fresh(t.text) or t.lemma_.lower() in occupations:
                 continue
@@ -1359,17 +1373,25 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                 continue
             if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
                                       | {n for n in alias if n in lem}):
-                continue
+                # the name of a place or thing may come in the next sentence of the message about them
+                # ("Coffee with Fran again. Little Bean never disappoints."): only for a name or a place,
+                # only where this sentence names nobody else and the message names them
+                if not (ask.slot in ("name", "place") and hits and named <= {w.lower() for w in re.findall(r"[\w']+", c.text)}
+                        and not any((t.pos_ == "PROPN" and t.ent_type_ == "PERSON") or _rel(t) is not None
+                                    or t.lower_ in ("he", "she", "they", "his", "her", "their") for t in sent)):
+                    continue
             if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
                 continue
             values = _typed_values(sent, ask, asked, known)
             if not idiom and not _stated(sent.root):
                 values = [(v, i) for v, i in values if _clause_verb(doc[i]).i != sent.root.i and _stated(_clause_verb(doc[i]))]
             if own:  # about the participant: the value is said of them, not of "my son greta" before it
-                values = [(v, i) for v, i in values if (_self_subject(doc[i]) or _own_work_subject(doc[i], ask))
-                          and not _other_before(doc, i, sent, known)]
+                values = [(v, i) for v, i in values if _own_work_subject(doc[i], ask)
+                          or (_self_subject(doc[i]) and not _other_before(doc, i, sent, known))]
             if not values:
                 continue
+            live = [(v, i) for v, i in values if not _negated_value(doc[i])]
+            values = live or values  # "she's not in Bristol anymore, she lives in Leeds now": Leeds
             anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
             value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
             quote = st if hits or len(c.text) > 240 else c.text.strip()
