@@ -21,6 +21,7 @@ statements that may hold the answer (as of the turn's bound).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -285,6 +286,7 @@ class Candidate:
     ordinal: int = 0
     ts: str | None = None
     source: str = "message"  # message | claim | line
+    before: str = ""  # the participant's message just before it (who "she" is in "actually she moved to Leeds")
 
 
 @dataclass
@@ -857,7 +859,17 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
             "ORDER BY ordinal DESC LIMIT ?", (participant, as_of, limit * 5)).fetchall()
     for r in rows:
         seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
-    return list(seen.values())
+    out = list(seen.values())
+    # a statement's neighbour: a message about someone by pronoun ("actually she moved to Leeds")
+    # carries the message before it, where that person was named
+    for k, c in enumerate(out):
+        if c.ordinal and re.search(r"(?i)\b(?:he|she|they|he's|she's|they're)\b", c.text):
+            prev = store.conn.execute(
+                "SELECT text FROM messages WHERE participant=? AND sender='user' AND ordinal<? ORDER BY ordinal DESC "
+                "LIMIT 1", (participant, min(c.ordinal, as_of))).fetchone()
+            if prev is not None:
+                out[k] = dataclasses.replace(c, before=prev["text"])
+    return out
 
 
 # ---------------------------------------------------------------- everyday wording (answers-v2)
@@ -1202,7 +1214,8 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 if (t.pos_ == "PROPN" or t.ent_type_ == "PERSON") and fresh(t.text):
                     out.append((t.text, t.i))
             elif t.i == sent.start and t.pos_ == "PROPN" and t.ent_type_ not in ("GPE", "LOC", "DATE", "TIME") \
-                    and t.lower_ not in rels and fresh(t.text) and t.lower_ not in _FRAME_WORDS:
+                    and t.lower_ not in rels and fresh(t.text) and t.lower_ not in _FRAME_WORDS \
+                    and t.lower_ not in _NOT_NAMES:  # "Met Jo for coffee": a verb, capitalised
                 out.append((t.text, t.i))
         runs = [(m.start(1), m.end(1), m.group(1)) for m in re.finditer(rf"((?:The\s+)?{_NAME})", text)
                 if " " in m.group(1)]
@@ -1308,6 +1321,31 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
     return out
 
 
+_CLAUSE_BREAK = re.compile(r",\s+(?=(?:so|but|and|though)?\s*(?:i|i'm|im|we|she|he|they|my|it's)\b)", re.I)
+
+
+def _pronoun_about(sent, known: dict) -> bool:
+    """The sentence is about someone by a pronoun only: a he/she/they subject, no name or relation of its own."""
+    if not any(t.lower_ in ("he", "she", "they") and t.dep_ in ("nsubj", "nsubjpass") for t in sent):
+        return False
+    return not any(t.pos_ == "PROPN" and (t.ent_type_ == "PERSON" or known.get(t.lower_)) or _rel(t) is not None
+                   for t in sent)
+
+
+def _clauses(doc):
+    """The sentences of a message; a run-on sentence whose main clause is negated or supposed
+    ("my sister Ines lives in Bristol, so I don't see her much"; "Been doing Spanish for 3 years, my
+    teacher says I'm improving, I'm not so sure") is read as its comma-joined clauses, each parsed
+    on its own, so that what it states is not lost to the clause that follows."""
+    for sent in doc.sents:
+        if _stated(sent.root) or not _CLAUSE_BREAK.search(sent.text):
+            yield sent
+            continue
+        parts = [p for p in _CLAUSE_BREAK.split(sent.text) if p.strip()]
+        for d in nlp.parse_many(parts):
+            yield from d.sents
+
+
 def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = None) -> Found | None:
     """The statement that answers `ask`: a sentence of the participant's (never a question, never
     negated or supposed) that holds a value of the slot's type, chosen by how many of the
@@ -1339,7 +1377,7 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
         sents = []
-        for sent in doc.sents:
+        for sent in _clauses(doc):
             st = sent.text.strip()
             if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
                     or reported_question(st) or asks_recall(st):
@@ -1354,8 +1392,13 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                     and t.head.i == sent.root.i for t in sent):
                 continue
             lem = _lemma_set(sent)
+            if c.before and _pronoun_about(sent, known):
+                # "actually she moved to Leeds": she is the person (or relation) of the message before,
+                # where the message names nobody itself
+                lem = lem | {w.lower() for w in re.findall(r"[\w']+", c.before)
+                             if w.lower() in rels or w.lower() in known}
             hits = {concept.get(w, w) for w in words if w in lem or w.rstrip("s") in lem}
-            hits |= {t.lower_ for t in sent} & alias
+            hits |= ({t.lower_ for t in sent} | lem) & alias
             sents.append((sent, st, lem, hits))
         every = set().union(*(h for *_, h in sents)) if sents else set()
         for sent, st, lem, hits in sents:
@@ -1372,7 +1415,7 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                                       for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
                 continue
             if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
-                                      | {n for n in alias if n in lem}):
+                                      | {n for n in alias if n in lem} | (lem & named)):
                 # the name of a place or thing may come in the next sentence of the message about them
                 # ("Coffee with Fran again. Little Bean never disappoints."): only for a name or a place,
                 # only where this sentence names nobody else and the message names them
@@ -1384,13 +1427,13 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                 continue
             values = _typed_values(sent, ask, asked, known)
             if not idiom and not _stated(sent.root):
-                values = [(v, i) for v, i in values if _clause_verb(doc[i]).i != sent.root.i and _stated(_clause_verb(doc[i]))]
+                values = [(v, i) for v, i in values if _clause_verb(sent.doc[i]).i != sent.root.i and _stated(_clause_verb(sent.doc[i]))]
             if own:  # about the participant: the value is said of them, not of "my son greta" before it
-                values = [(v, i) for v, i in values if _own_work_subject(doc[i], ask)
-                          or (_self_subject(doc[i]) and not _other_before(doc, i, sent, known))]
+                values = [(v, i) for v, i in values if _own_work_subject(sent.doc[i], ask)
+                          or (_self_subject(sent.doc[i]) and not _other_before(sent.doc, i, sent, known))]
             if not values:
                 continue
-            live = [(v, i) for v, i in values if not _negated_value(doc[i])]
+            live = [(v, i) for v, i in values if not _negated_value(sent.doc[i])]
             values = live or values  # "she's not in Bristol anymore, she lives in Leeds now": Leeds
             anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
             value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
