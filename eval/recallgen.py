@@ -21,6 +21,9 @@ not a recall answer. Each question turn carries `recall` (the expected fact, alt
     python -m eval.recallgen make --split dev --worlds 3 --seed 1 --out DIR
     companion bench chat --model echo --no-alone --script DIR/dev-1.json --json > run.json
     python -m eval.recallgen score DIR/dev-1.json run.json [more pairs...]
+    python -m eval.recallgen offline v3:train:1 v3:train:2 v3:test:1   # the reader alone, generated weeks
+
+v3 (`script3`, `make --v3`): weeks in other people's styles, splits `train` and `test` (held out).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from importlib import resources
 
 from memory import facts, nlp
 
-VERSION = "answers-v3"
+VERSION = "answers-v4"
 _WH = {"WP", "WDT", "WRB", "WP$"}
 _SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
