@@ -1089,6 +1089,10 @@ def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
     slot = next((s for s, c in _CUES if c.search(low)), None)
     if slot is None:
         return None
+    if slot == "name" and not _CUES[[k for k, _ in _CUES].index("name")][1].search(low):  # only "which <word>": a question's determiner,
+        doc = nlp.parse_many([core])[0]  # not a relative clause ("..., which sounds boring but I love it")
+        if not any(t.lower_ == "which" and t.dep_ == "det" and t.head.pos_ in ("NOUN", "PROPN") for t in doc):
+            return None
     words = [w for w in _content(core) if not re.fullmatch(r"(?:called|call|name|named|nickname|breed|kind|type|"
                                                              r"sort|whose|time|date|day|old|age|city|town|place|"
                                                              r"country|village|job|living|work|profession)", w)]
