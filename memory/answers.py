@@ -1151,8 +1151,7 @@ def _negated_value(tok) -> bool:
     """A value said to be no longer so: "not in Bristol anymore", "left Bristol", "the Bristol flat is gone"."""
     verb = _clause_verb(tok)
     sent = tok.sent
-    window = [t.lower_ for t in sent[max(0, tok.i - sent.start - 3):tok.i - sent.start + 5]] if False else \
-        [t.lower_ for t in tok.doc[max(sent.start, tok.i - 3):min(sent.end, tok.i + 4)]]
+    window = [t.lower_ for t in tok.doc[max(sent.start, tok.i - 3):min(sent.end, tok.i + 4)]]
     if any(c.dep_ == "neg" for c in verb.children) and not any(t.dep_ == "neg" and t.i > tok.i for t in sent):
         return verb.i < tok.i or any(w in ("anymore", "longer") for w in window)
     if verb.lemma_.lower() in ("leave", "quit") and tok.i > verb.i:
