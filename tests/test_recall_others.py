@@ -103,3 +103,14 @@ def test_a_recall_request_without_a_question_mark_is_a_question():
     assert answers.asks_recall("did i mention the name of the café where I meet Dom")
     assert not answers.asks_recall("Our beagle Biscuit has decided the sofa is his now.")
     assert not answers.asks_recall("I forgot my keys at work again")
+
+
+def test_which_asks_for_a_name_only_as_a_question():
+    from memory import answers
+
+    ask = answers.read_everyday("Anyway, which gym did I sign up at? It's gone right out of my head.")
+    assert ask is not None and ask.slot == "name" and "gym" in ask.words
+    # a relative "which" in a statement is not a question about their past
+    assert answers.read_everyday("I'm a civil engineer at a firm called Halden & Roe, which sounds boring but I "
+                                 "love it.") is None
+    assert answers.read_everyday("He's 31, which makes him older than my car.") is None
