@@ -21,6 +21,9 @@ not a recall answer. Each question turn carries `recall` (the expected fact, alt
     python -m eval.recallgen make --split dev --worlds 3 --seed 1 --out DIR
     companion bench chat --model echo --no-alone --script DIR/dev-1.json --json > run.json
     python -m eval.recallgen score DIR/dev-1.json run.json [more pairs...]
+    python -m eval.recallgen offline v3:train:1 v3:train:2 v3:test:1   # the reader alone, generated weeks
+
+v3 (`script3`, `make --v3`): weeks in other people's styles, splits `train` and `test` (held out).
 """
 
 from __future__ import annotations
@@ -706,6 +709,284 @@ def script2(seed: int, split: str, start: str = "2026-03-02") -> dict:
             "participant": f"gen2-{split}-{seed}", "tz": "Europe/London", "context": "personal", "turns": turns}
 
 
+# ---------------------------------------------------------------- others' styles (recallgen-v3)
+#
+# Issue 25 a third time, on a 36-turn week by another author: recall right 3/12, the right
+# statement retrieved for 6/12. Half the misses were retrieval (the question's words are not the
+# statement's: "what's the name of the café where I meet Jo?" against "we always end up at Little
+# Bean"), half answer formation (the slot asked is not read from the statement found, or the
+# question's form is not recognised). Their facts come in passing, inside long messages about
+# several things, through possessives and relations, and are corrected later ("actually she
+# moved to Leeds"); their questions are indirect ("I forgot what ...", "remind me ...", "the
+# name of ..."), ask when, how long or which, or are yes/no ("did I tell you ...?").
+#
+# Splits here are `train` (tune) and `test` (held out: report only). They differ in the
+# statement wordings, the question cores' wordings and the phrasing families, not in fillers.
+
+CAFES = ["Little Bean", "The Daily Grind", "Corner Cup", "Bluebird", "The Copper Kettle", "Steam Room",
+         "Blackbird Coffee", "Pip's"]
+MEETERS = ["Jo", "Alex", "Priti", "Dom", "Fran", "Sol", "Bea", "Rory"]
+LEARNING = ["Spanish", "the piano", "Japanese", "salsa", "the guitar", "Italian", "pottery", "Welsh"]
+GYMS = ["Iron Works", "The Foundry", "Peak Fitness", "Pulse", "Anytime Fit"]
+
+STATEMENTS3 = {  # (fact): wordings alternating train/test by index
+    "cafe": [
+        "Met {meet} for coffee, we always end up at {cafe}, the flat whites there are unreal",
+        "Coffee with {meet} again this morning. {cafe} never disappoints.",
+        "{meet} and I did our usual catch-up at {cafe}, two hours gone just like that",
+        "{cafe} was rammed when {meet} and I got there, but we found a corner table like always",
+        "Caught up with {meet} this afternoon, finally. We went to {cafe} as usual, best coffee in town.",
+    ],
+    "learning": [
+        "I've been learning {lang} for {dur_word} years now and I'm still rubbish lol",
+        "{dur} years into {lang} and I can finally get through a whole song",
+        "started {lang} {dur_word} years ago and honestly it's the best thing I do all week",
+        "Been doing {lang} for {dur} years, my teacher says I'm improving, I'm not so sure",
+    ],
+    "move_old": [
+        "my {rel} {p1} lives in {oldcity}, so I don't see {p1her} much",
+        "{p1}, my {rel}, is in {oldcity} these days",
+        "Visiting my {rel} {p1} in {oldcity} soon, can't wait",
+        "{p1} (my {rel}) has a tiny flat in {oldcity}",
+    ],
+    "move_new": [
+        "actually {p1she} moved to {p1city} last month, I keep forgetting",
+        "oh correction on {p1}: {p1she}'s not in {oldcity} anymore, {p1she} lives in {p1city} now",
+        "Update: {p1} has moved to {p1city}! New job and everything.",
+        "so {p1} packed up and moved to {p1city}, the {oldcity} flat is gone",
+        "{p1} left {oldcity} in the end, {p1she}'s living in {p1city} now",
+    ],
+    "event": [
+        "{owner}'s {event} is on {eweekday} the {eday}, I still need a present",
+        "Got the date for {owner}'s {event}: {eweekday} {eday}. Need to book a train.",
+        "Can't believe {owner}'s {event} is this {eweekday}, the {eday}, already",
+        "{owner} finally sent the invites, the {event} is {eweekday} the {eday}",
+    ],
+    "inlaw": [
+        "My partner's mum {inlaw} is coming to stay next week, pray for me",
+        "Dinner with {inlaw}, my partner's mum, she brought far too much food",
+        "my partner's mum is called {inlaw} and she's lovely but very opinionated",
+        "{inlaw} (my partner's mum) rang twice today about christmas",
+    ],
+    "pet": [
+        "the {kind} is sulking. {pet} is such a diva about the rain, typical {breed}",
+        "{pet} my {kind} just stole a whole sausage off the counter, {breed}s are so food obsessed",
+        "Our {breed} {pet} has decided the sofa is hers now",
+        "sorry, {pet} was going mad at the postman again. {breed}s, honestly",
+    ],
+    "work": [
+        "Work at {company} was a slog today, mostly spreadsheets",
+        "The commute to {company} is killing me, two trains and a bus",
+        "my boss at {company} wants the report by friday, great",
+        "{company} is doing a team away day, forced fun",
+    ],
+    "gym": [
+        "Went to {gym} after work, best workout in ages",
+        "Signed up at {gym}, the one by the station",
+        "{gym} was heaving tonight, I could barely get a bench",
+        "Back at {gym} after a week off, felt good",
+    ],
+    "appt": [
+        "The {appt}'s booked for {weekday} at {clock}, yay",
+        "ugh {appt} {weekday} {clock}, can't move it",
+        "Got a {appt} slot for {weekday} at {clock}.",
+        "{weekday} is {appt} day, {clock}, wish me luck",
+    ],
+}
+
+SLOTS3 = {
+    "venue_name": {"ask": ["what's the name of the café where I meet {meet}?", "which café do {meet} and I go to?",
+                           "where do {meet} and I usually get coffee?", "what's the coffee place {meet} and I like called?"],
+                   "emb": ["the name of the café where I meet {meet}", "which café {meet} and I go to",
+                           "where {meet} and I usually have coffee", "what the coffee place {meet} and I go to is called"],
+                   "expect": lambda w: _bare(w["cafe"]["name"])},
+    "duration": {"ask": ["how long have I been learning {lang}?", "how many years have I been doing {lang}?",
+                         "how long have I been doing {lang} for?", "how many years have I been learning {lang} now?",
+                         "how many years have I spent on {lang}?"],
+                 "emb": ["how long I've been learning {lang}", "how many years I've been doing {lang}",
+                         "how long I've been doing {lang}", "how many years I've been learning {lang}",
+                         "how many years I've spent on {lang}"],
+                 "expect": lambda w: [str(w["learning"]["years"]), NUMBER_WORDS[w["learning"]["years"]]]},
+    "moved_city": {"ask": ["where does {p1} live now?", "which city is my {rel} in?", "where's {p1} living these days?",
+                           "what city does my {rel} live in?"],
+                   "emb": ["where {p1} lives now", "which city my {rel} is in", "where {p1} is living these days",
+                           "what city my {rel} lives in"],
+                   "expect": lambda w: [w["p1"]["city"]], "stale": lambda w: [w["oldcity"]]},
+    "event_date": {"ask": ["when is {owner}'s {event}?", "what day is {owner}'s {event}?", "when's the {event}?",
+                           "which day is {owner}'s {event} on?"],
+                   "emb": ["when {owner}'s {event} is", "what day {owner}'s {event} is", "when the {event} is",
+                           "which day the {event} is on"],
+                   "expect": lambda w: [w["ev"]["weekday"], _ordinal(w["ev"]["day"])]},
+    "inlaw_name": {"ask": ["what's my partner's mum called?", "what's the name of my partner's mum?",
+                           "who's my partner's mum again?", "what is my partner's mum's name?"],
+                   "emb": ["what my partner's mum is called", "the name of my partner's mum",
+                           "who my partner's mum is", "what my partner's mum's name is"],
+                   "expect": lambda w: [w["inlaw"]["name"]]},
+    "pet_name": {"ask": ["what's my {kind} called?", "what's the name of my {kind}?", "what's our {kind}'s name?",
+                         "what do we call the {kind}?"],
+                 "emb": ["what my {kind} is called", "the name of my {kind}", "what our {kind}'s name is",
+                         "what we call the {kind}"],
+                 "expect": lambda w: [w["pet"]["name"]]},
+    "pet_breed": {"ask": ["what breed is {pet}?", "which breed is my {kind}?", "what kind of {kind} is {pet}?",
+                          "what sort of {kind} have I got?"],
+                  "emb": ["what breed {pet} is", "which breed my {kind} is", "what kind of {kind} {pet} is",
+                          "what sort of {kind} I've got"],
+                  "expect": lambda w: [w["pet"]["breed"]]},
+    "workplace": {"ask": ["where do I work?", "which company am I at?", "who do I work for?",
+                          "what's the name of the company I work at?"],
+                  "emb": ["where I work", "which company I'm at", "who I work for", "the name of the company I work at"],
+                  "expect": lambda w: [w["work"]["company"]]},
+    "gym_name": {"ask": ["which gym do I go to?", "what's the name of my gym?", "what's my gym called?",
+                         "which gym did I sign up at?"],
+                 "emb": ["which gym I go to", "the name of my gym", "what my gym is called", "which gym I signed up at"],
+                 "expect": lambda w: _bare(w["gym"])},
+    "appt_time": {"ask": ["when is my {appt}?", "what time is the {appt}?", "when's my {appt} appointment?",
+                          "which day is the {appt}?"],
+                  "emb": ["when my {appt} is", "what time the {appt} is", "when my {appt} appointment is",
+                          "which day the {appt} is"],
+                  "expect": lambda w: _clock(w["appt"])[1] + [w["appt"]["weekday"]]},
+}
+
+FAMILIES3 = {
+    "forgot_what": ("train", lambda c, w, r: r.choice([
+        "I forgot {emb}, sorry", "I can't remember {emb}", "i've totally forgotten {emb}"]).format(emb=c["emb"])),
+    "remind_me": ("train", lambda c, w, r: r.choice([
+        "remind me {emb}?", "can you remind me {emb}?", "remind me again {emb}"]).format(emb=c["emb"])),
+    "did_i_tell": ("train", lambda c, w, r: r.choice([
+        "did I tell you {emb}?", "did i mention {emb}?"]).format(emb=c["emb"])),
+    "plain": ("train", lambda c, w, r: _cap(c["ask"])),
+    "blank": ("test", lambda c, w, r: r.choice([
+        "my mind's gone blank, {ask}", "for the life of me I can't recall {emb}",
+        "brain's not working today... {ask}"]).format(ask=c["ask"], emb=c["emb"])),
+    "have_i_said": ("test", lambda c, w, r: r.choice([
+        "have I mentioned {emb}?", "did I ever say {emb} to you?", "have i told you {emb}?"]).format(emb=c["emb"])),
+    "in_passing": ("test", lambda c, w, r: r.choice([
+        "Busy morning, the boiler's playing up again. Anyway, {ask} It's gone right out of my head.",
+        "Ok so the kids are finally asleep and I was thinking about the week. {Ask}",
+        "Not much news, work is work. Quick one though: {ask}"]).format(ask=c["ask"], Ask=_cap(c["ask"]))),
+    "sorry_again": ("test", lambda c, w, r: r.choice([
+        "sorry to ask again but {ask}", "this is embarrassing but {emb}?", "sorry, {ask} I should know this"]).format(
+            ask=c["ask"], emb=c["emb"])),
+}
+
+
+_STARTERS = {"my", "met", "coffee", "visiting", "got", "can't", "dinner", "our", "work", "went", "signed", "back",
+             "the", "been", "started", "sorry", "i've", "ugh", "update:", "oh", "so", "actually"}
+
+
+def _bare(name: str) -> list[str]:
+    """A name, and without its article ("Daily Grind" is a right answer for "The Daily Grind")."""
+    return [name] + ([name[4:]] if name.startswith("The ") else [])
+
+
+def world3(rnd: random.Random) -> dict:
+    w = world2(rnd)
+    used = {w["p1"]["name"], w["p2"]["name"], w["owner"]["name"], w["child"]["name"], w["other_name"],
+            w["inlaw"]["name"], w["third"]["name"], w["third"]["rname"], w["stranger"]}
+    free = [n for n in PEOPLE_NAMES if n not in used]
+    w["inlaw"]["name"] = rnd.choice(free)
+    years = rnd.randint(2, 9)
+    w.update({
+        "cafe": {"name": rnd.choice(CAFES), "meet": rnd.choice(MEETERS)},
+        "learning": {"what": rnd.choice(LEARNING), "years": years},
+        "oldcity": rnd.choice([c for c in HOME_CITIES if c not in (w["p1"]["city"], w["me"]["home"])]),
+        "ev": {"weekday": rnd.choice(WEEKDAYS), "day": rnd.randint(2, 28)},
+        "gym": rnd.choice(GYMS),
+        "absent_thing": rnd.choice(["book club", "choir", "allotment", "running club"]),
+    })
+    return w
+
+
+def _fill3(template: str, w: dict) -> str:
+    p1 = w["p1"]
+    her = {"he": "him", "she": "her"}.get(p1["she"], "them")
+    out = template
+    for k, v in {"{meet}": w["cafe"]["meet"], "{cafe}": w["cafe"]["name"], "{lang}": w["learning"]["what"],
+                 "{dur}": str(w["learning"]["years"]), "{dur_word}": NUMBER_WORDS[w["learning"]["years"]],
+                 "{oldcity}": w["oldcity"], "{p1her}": her, "{eweekday}": w["ev"]["weekday"],
+                 "{eday}": _ordinal(w["ev"]["day"]), "{gym}": w["gym"], "{inlaw}": w["inlaw"]["name"]}.items():
+        out = out.replace(k, v)
+    return _fill2(out, w)
+
+
+def _never_told3(w: dict, split: str) -> list[dict]:
+    """Never told, in the v3 question forms: a slot of someone named, a thing never mentioned, a
+    duration never said, yes/no forms."""
+    p2, cafe = w["p2"], w["cafe"]
+    forms = [
+        (f"did I tell you where {p2['name']} lives?", f"where {p2['name']} lives"),
+        (f"what's the name of my {w['absent_thing']}?", f"the {w['absent_thing']}'s name"),
+        (f"how long have I been at {w['work']['company']}?", "how long at work"),
+        (f"I forgot when {p2['name']}'s birthday is", f"{p2['name']}'s birthday"),
+        (f"remind me what {cafe['meet']} does for a living?", f"{cafe['meet']}'s job"),
+        (f"have I mentioned how old {w['pet']['name']} is?", "the pet's age"),
+        (f"which city does my {w['absent_rel']} live in?", f"the {w['absent_rel']}'s city"),
+        (f"for the life of me I can't recall what my partner's dad is called", "the partner's dad"),
+    ]
+    keep = [f for i, f in enumerate(forms) if ("train" if i % 2 == 0 else "test") == split]
+    return [{"text": q, "unknown": what, "family": "never_told3", "slot": "never_told"} for q, what in keep]
+
+
+def script3(seed: int, split: str, start: str = "2026-03-02") -> dict:
+    """A recallgen-v3 week: facts told in others' styles (in passing, two or three to a long message,
+    through possessives, a city corrected later), then every v3 slot x every phrasing family of the
+    split, and never-told questions. `split`: train or test."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    rnd = random.Random(f"recallgen-v3:{split}:{seed}")
+    w = world3(rnd)
+    w["_date_form"] = rnd.randrange(3)
+    idx = 0 if split == "train" else 1
+
+    def said(fact):
+        mine = [f for i, f in enumerate(STATEMENTS3[fact]) if i % 2 == idx]
+        return _fill3(rnd.choice(mine), w)
+
+    early = [said(f) for f in STATEMENTS3 if f != "move_new"]
+    rnd.shuffle(early)
+    talk, i = [], 0
+    while i < len(early):  # one to three facts a message, run together
+        k = rnd.choice([1, 2, 3])
+        parts = early[i:i + k]
+        i += k
+        text = rnd.choice(LEADS) + parts[0].rstrip(".!") + "."
+        for p in parts[1:]:  # run on in lower case, but a name keeps its capital ("Little Bean was rammed")
+            low = p.split()[0].lower() in _STARTERS
+            text += rnd.choice(JOINS) + (p[:1].lower() if low else p[:1]) + p[1:].rstrip(".!") + "."
+        talk.append({"text": text.strip()})
+    talk += [{"text": t} for t in rnd.sample(FILLER, 4)]
+    rnd.shuffle(talk)
+    # the correction comes after the old city was told, said in a message of its own or after small talk
+    # (by pronoun, "actually she moved to Leeds", the next message, as people correct; by name, any later one)
+    old_at = next(j for j, t in enumerate(talk) if w["oldcity"] in t["text"])
+    fix = said("move_new")
+    if w["p1"]["name"] in fix:
+        fix = fix if rnd.random() < 0.5 else rnd.choice(FILLER).rstrip(".") + ". " + _cap(fix)
+        talk.insert(rnd.randint(old_at + 1, len(talk)), {"text": fix})
+    else:
+        talk.insert(old_at + 1, {"text": fix})
+    questions = []
+    fams = {f: v for f, v in FAMILIES3.items() if v[0] == split}
+    for slot, core in SLOTS3.items():
+        for fam, (_, make) in fams.items():
+            pick = {k: _fill3(rnd.choice([x for j, x in enumerate(core[k]) if j % 2 == idx]), w) for k in ("ask", "emb")}
+            text = make(pick, w, rnd)
+            expected = core["expect"](w)
+            if any(re.search(rf"\b{re.escape(e.lower())}\b", text.lower()) for e in expected):
+                continue
+            q = {"text": text, "recall": expected, "family": fam, "slot": slot}
+            if "stale" in core:
+                q["stale"] = core["stale"](w)
+            questions.append(q)
+    questions += _never_told3(w, split)
+    rnd.shuffle(questions)
+    turns = _timeline(talk + questions, start, rnd)
+    return {"version": f"recallgen-v3-{split}-{seed}",
+            "why": "Generated by eval/recallgen.py (v3, others' styles): facts in passing, in long messages, "
+                   f"through possessives, one corrected later; recall questions in the {split} families.",
+            "participant": f"gen3-{split}-{seed}", "tz": "Europe/London", "context": "personal", "turns": turns}
+
+
 # ---------------------------------------------------------------- scoring a bench chat run
 
 NOT_TOLD = re.compile(r"(?:don't|do not) think you(?:'ve| have) told me|you haven't told me|"
@@ -728,7 +1009,7 @@ def score(pairs: list[tuple[dict, dict]]) -> dict:
     answered as recall; questions quoted as facts; replies inventing a participant fact."""
     fam: dict[str, dict] = {}
     slots: dict[str, list] = {}
-    quoted_q = invented = turns = 0
+    quoted_q = invented = turns = stale = 0
     failures = []
     for spec, result in pairs:
         for step, row in zip(spec["turns"], result["rows"]):
@@ -742,6 +1023,9 @@ def score(pairs: list[tuple[dict, dict]]) -> dict:
             d["n"] += 1
             if step.get("recall"):
                 ok = bool(row.get("recall_right"))
+                if step.get("stale") and not ok and any(
+                        re.search(rf"\b{re.escape(x)}\b", row["reply"]) for x in step["stale"]):
+                    stale += 1  # answered with what was corrected later
                 slots.setdefault(step["slot"], []).append(ok)
             elif step.get("unknown"):
                 ok = bool(NOT_TOLD.search(row["reply"])) and bool(row.get("unknown_right"))
@@ -755,12 +1039,14 @@ def score(pairs: list[tuple[dict, dict]]) -> dict:
     for d in fam.values():
         d["rate"] = round(d["right"] / d["n"], 3)
         d["ci95"] = wilson(d["right"], d["n"])
-    recall_fams = {k: v for k, v in fam.items() if k not in ("never_told", "action_question")}
+    # never_told2 stays in the total as it was when the v2 numbers were reported; v3 keeps its never-told apart
+    recall_fams = {k: v for k, v in fam.items() if k not in ("never_told", "never_told3", "action_question")}
     k, n = sum(v["right"] for v in recall_fams.values()), sum(v["n"] for v in recall_fams.values())
     return {"version": VERSION, "turns": turns, "recall": {"right": k, "n": n, "rate": round(k / max(1, n), 3),
                                                            "ci95": wilson(k, n)},
             "families": fam, "slots": {s: f"{sum(v)}/{len(v)}" for s, v in sorted(slots.items())},
-            "quoted_questions": quoted_q, "replies_inventing": invented, "failures": failures}
+            "quoted_questions": quoted_q, "replies_inventing": invented, "stale_answers": stale,
+            "failures": failures}
 
 
 # ---------------------------------------------------------------- the reader alone (fast, for tuning)
@@ -822,8 +1108,20 @@ def render(s: dict) -> str:
         out.append(f"  {f:<16} {d['right']:>3}/{d['n']:<3} {d['rate']:.3f}  CI {d['ci95']}")
     out.append("  by slot: " + ", ".join(f"{k} {v}" for k, v in s["slots"].items()))
     out.append(f"  questions quoted as facts: {s['quoted_questions']}; replies inventing a fact: "
-               f"{s['replies_inventing']}")
+               f"{s['replies_inventing']}; answered with a corrected-away value: {s.get('stale_answers', 0)}")
     return "\n".join(out)
+
+
+def _load_or_make(arg: str) -> dict:
+    """A script file, or a generated one named `v3:SPLIT:SEED` (also v2:, v1:)."""
+    m = re.fullmatch(r"v([123]):(train|dev|test):(\d+)", arg)
+    if m:
+        v, split, seed = m.group(1), m.group(2), int(m.group(3))
+        return {"1": script, "2": script2, "3": script3}[v](seed, split)
+    p = Path(arg)
+    if not p.exists():
+        raise SystemExit(f"recallgen: no script file {arg!r} (or a generated name such as v3:test:1)")
+    return json.loads(p.read_text(encoding="utf-8"))
 
 
 def main(argv: list[str]) -> int:
@@ -834,7 +1132,8 @@ def main(argv: list[str]) -> int:
         import argparse
 
         ap = argparse.ArgumentParser(prog="recallgen make")
-        ap.add_argument("--split", choices=["train", "dev"], required=True)
+        ap.add_argument("--split", choices=["train", "dev", "test"], required=True)
+        ap.add_argument("--v3", action="store_true", help="recallgen-v3 (others' styles; splits train/test)")
         ap.add_argument("--worlds", type=int, default=3)
         ap.add_argument("--seed", type=int, default=1)
         ap.add_argument("--out", required=True)
@@ -842,13 +1141,13 @@ def main(argv: list[str]) -> int:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
         for i in range(a.worlds):
-            spec = script(a.seed + i, a.split)
+            spec = script3(a.seed + i, a.split) if a.v3 else script(a.seed + i, a.split)
             p = out / f"{a.split}-{a.seed + i}.json"
             p.write_text(json.dumps(spec, indent=1), encoding="utf-8")
             print(p)
         return 0
     if argv[0] == "offline":  # the reader alone over scripts (no model): python -m eval.recallgen offline S...
-        pairs = [(spec, offline(spec)) for spec in (json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:])]
+        pairs = [(spec, offline(spec)) for spec in (_load_or_make(p) for p in argv[1:])]
         s = score(pairs)
         print(render(s))
         told = [(r["text"], r["reply"]) for _, res in pairs for r in res["rows"] if r.get("statement_answered")]

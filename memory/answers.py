@@ -21,6 +21,7 @@ statements that may hold the answer (as of the turn's bound).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from importlib import resources
 
 from memory import facts, nlp
 
-VERSION = "answers-v3"
+VERSION = "answers-v4"
 _WH = {"WP", "WDT", "WRB", "WP$"}
 _SELF = {"i", "me", "my", "we", "our", "us", "myself", "mine"}
 _PRONOUNS = {"he", "she", "they", "it", "him", "her", "them"}
@@ -285,6 +286,7 @@ class Candidate:
     ordinal: int = 0
     ts: str | None = None
     source: str = "message"  # message | claim | line
+    before: str = ""  # the participant's message just before it (who "she" is in "actually she moved to Leeds")
 
 
 @dataclass
@@ -555,7 +557,8 @@ def find(q: Question, candidates: list[Candidate], known: dict | None = None) ->
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
         for sent in doc.sents:
-            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) or reported_question(sent.text):
+            if sent.text.rstrip().endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) or reported_question(sent.text) \
+                    or asks_recall(sent.text):
                 continue  # a question is never an answer
             refs = _refs(sent, q, known)
             if q.entity.kind != "event" and not refs:
@@ -772,7 +775,11 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
             trace["then"] = inner
         return reply, {**trace, "answer": reply}
     core = unframe(normalise(text, vocab))
+    if _RHETORICAL.search(core):
+        return None, {}
     q = read_question(core if core.endswith("?") else core + "?", known)
+    if q is not None and q.slot != "workplace" and dict(_CUES)["workplace"].search(core.lower()):
+        q = None  # "who do i work for?" asks for a workplace, not a person: the slot-type reader reads it
     f, cands = None, []
     if q is not None:
         cands = candidates(store, participant, as_of, q, extra)
@@ -852,7 +859,17 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
             "ORDER BY ordinal DESC LIMIT ?", (participant, as_of, limit * 5)).fetchall()
     for r in rows:
         seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
-    return list(seen.values())
+    out = list(seen.values())
+    # a statement's neighbour: a message about someone by pronoun ("actually she moved to Leeds")
+    # carries the message before it, where that person was named
+    for k, c in enumerate(out):
+        if c.ordinal and re.search(r"(?i)\b(?:he|she|they|he's|she's|they're)\b", c.text):
+            prev = store.conn.execute(
+                "SELECT text FROM messages WHERE participant=? AND sender='user' AND ordinal<? ORDER BY ordinal DESC "
+                "LIMIT 1", (participant, min(c.ordinal, as_of))).fetchone()
+            if prev is not None:
+                out[k] = dataclasses.replace(c, before=prev["text"])
+    return out
 
 
 # ---------------------------------------------------------------- everyday wording (answers-v2)
@@ -895,17 +912,19 @@ _ACTION = re.compile(r"\b(?:remind (?:me|us) (?:to|about|that|at|on|tomorrow|ton
                      r"(?:send|text|message|email|tell) \w+ (?:that|saying)|"
                      r"(?:can|could|would|will) (?:you|u) (?:please )?(?:book|schedule|add|cancel|send|text|message|email|"
                      r"note|write down|make a note)\b)", re.I)
-_ADVICE = re.compile(r"\b(?:should|shall|ought|could i|can i|would (?:you|it|i)|might|any ideas|recommend|suggest|"
+_ADVICE = re.compile(r"\bwhere (?:do|should|would|can) i (?:even )?(?:start|begin)\b|\b(?:should|shall|ought|could i|can i|would (?:you|it|i)|might|any ideas|recommend|suggest|"
                      r"what's a good|how (?:do|can|should) i|is it (?:ok|okay|normal|worth))\b", re.I)
+_RHETORICAL = re.compile(r"(?i)^\W*(?:right,?\s+|so,?\s+|ok,?\s+)?where (?:do|should|would|can) i (?:even )?(?:start|begin)\W*$")
 _SELF_WORDS = re.compile(r"\b(?:i|i'm|i've|my|me|our|we|we're|mine)\b", re.I)
 
 # slot cues, first match wins: (slot, pattern over the normalised question)
 _CUES = [
+    ("duration", re.compile(r"\bhow long\b|\bhow many (?:years|months|weeks)\b|\bsince when\b")),
     ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bage\b")),
     ("kind", re.compile(r"\b(?:breed|kind of|type of|sort of)\b")),
     ("owner", re.compile(r"\bwhose\b")),
     ("workplace", re.compile(r"\bwhere (?:do|does|did) (?:i|we|\w+) work\b|\bwho (?:do|does|did) (?:i|we|\w+) work for\b|"
-                             r"\bwhere (?:i|\w+) works?\b|\bwhich (?:company|firm)\b|\b(?:company|firm|employer) (?:i|we) work\b")),
+                             r"\bwhere (?:i|\w+) works?\b|\bwho (?:i|we) work for\b|\bwhich (?:company|firm)\b|\b(?:company|firm|employer) (?:i|we) work\b")),
     ("name", re.compile(r"\b(?:called|call|name|named|nickname)\b")),
     ("time", re.compile(r"\bwhen\b|\bwhen's\b|\bwhat (?:time|date|day)\b|\bwhich (?:day|date)\b|\bwhat time's\b")),
     ("occupation", re.compile(r"\b(?:job|for a living|for work|profession|occupation|career)\b|"
@@ -913,6 +932,7 @@ _CUES = [
     ("place", re.compile(r"\bwhere\b|\bwhere's\b|\b(?:which|what) (?:city|town|country|place|village)\b|"
                          r"\bthe city\b")),
     ("person", re.compile(r"\bwho\b|\bwho's\b")),
+    ("name", re.compile(r"\bwhich (?!one\b|did\b|was\b|is\b)[a-z]+\b")),  # "which gym do i go to?": its name
 ]
 _MONTHS = "january february march april may june july august september october november december".split()
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -922,6 +942,15 @@ _DATE = re.compile(rf"\b(?:{'|'.join(_MONTHS)})\s+\d{{1,2}}(?:st|nd|rd|th)?\b|"
                    rf"\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b|\b(?:on\s+)?(?:{'|'.join(_WEEKDAYS)})\b", re.I)
 _AGE = re.compile(r"\b(?:is|'s|am|i'm|im|turned|turning|turn|being|aged|age)\s+(\d{1,3})\b(?!\s*(?:years? ago|:\d|am|pm|"
                   r"minutes|hours|mins|patients|people|times|km|miles|k\b))|\b(\d{1,3})[- ]years?[- ]old\b", re.I)
+
+
+_NUM = r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few|several)"
+_UNIT = r"(?:years?|months?|weeks?|days?)"
+# how long: "for three years", "3 years into", "started it two years ago", "since March"
+_DURATION = re.compile(rf"\b(?:for|past|last|over)\s+(?:the\s+)?(?:past\s+|last\s+)?({_NUM}\s+{_UNIT})\b|"
+                       rf"\b({_NUM}\s+{_UNIT})\s+(?:into|now|in|ago|already|and counting)\b|"
+                       rf"\b(since\s+(?:last\s+)?(?:{'|'.join(_MONTHS)}|\d{{4}}|christmas|easter|the summer|last year|"
+                       rf"(?:{'|'.join(_WEEKDAYS)})))\b", re.I)
 
 
 def _osa1(a: str, b: str) -> bool:
@@ -985,16 +1014,35 @@ def unframe(text: str) -> str:
     core = _ASKER.sub("", core).strip()
     core = re.sub(r"^(?:random q|ok pop quiz|pop quiz|quick q|quick question|let's see if (?:you|u) remember|"
                   r"testing your memory(?: lol)?|so|ok|okay|hey|wait)\W+", "", core, flags=re.I)
-    core = re.sub(r"^(?:can|could|would) (?:you|u) (?:remind me|tell me)\s+|^remind me\s+|^do (?:you|u) remember\s+|"
-                  r"^did i (?:ever )?(?:tell|mention to) (?:you|u)\s+|^did i (?:ever )?mention\s+", "", core, flags=re.I)
+    core = _LEAD_FRAMES.sub("", core).strip()
+    core = re.sub(r"^(?:can|could|would) (?:you|u) (?:remind me|tell me)\s+(?:again\s+)?|^remind me\s+(?:again\s+)?|"
+                  r"^do (?:you|u) remember\s+|"
+                  r"^did i (?:ever )?(?:tell|mention to) (?:you|u)\s+|^did i (?:ever )?mention\s+|"
+                  r"^have i (?:ever )?(?:told (?:you|u)|mentioned(?: to (?:you|u))?|said)\s+|^did i (?:ever )?say\s+",
+                  "", core, flags=re.I)
+    core = re.sub(r"\s+to (?:you|u)\W*$", "", core, flags=re.I) if re.search(r"(?i)\bsay\b", text) else core
     for _ in range(3):
-        core = _TAIL_FRAMES.sub("", core).strip()
+        core = _TAIL_MORE.sub("", _TAIL_FRAMES.sub("", core)).strip()
     core = re.sub(r"\s+please\W*$", "", core, flags=re.I).strip(" ,.;")
     return core
 
 
+# frames before the question: forgetting, apologising, asking again ("I forgot what ...", "for the
+# life of me I can't recall ...", "sorry to ask again but ...", "quick one though: ...")
+_LEAD_FRAMES = re.compile(
+    r"^(?:(?:sorry|ugh|argh|hmm|um|anyway|ok|okay|so|also|oh)\W+)*"
+    r"(?:(?:sorry to ask again|sorry to ask|this is embarrassing|embarrassing|sorry|be honest)(?: but)?\W+|"
+    r"(?:quick one|quick question|quick q|one thing)(?: though)?\W+|"
+    r"(?:my mind's gone blank|my mind has gone blank|mind's gone blank|brain's not working(?: today)?|"
+    r"my brain is fried|brain fog)\W+|"
+    r"(?:for the life of me\s+)?i(?:'ve|\s+have)?\s+(?:totally\s+|completely\s+)?(?:forgot|forget|forgotten|"
+    r"can't remember|cannot remember|can't recall|cannot recall|don't remember|do not remember|can't think)\s+)+", re.I)
+_TAIL_MORE = re.compile(r"(?:[,.;!?…]+|\s)+(?:it's gone (?:right )?out of my head|i should know this|"
+                        r"i keep forgetting|sorry|again|i forgot|my head is empty today)\W*$", re.I)
+
+
 def _content(text: str) -> list[str]:
-    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[a-z0-9']+", text.lower()))
+    words = (re.sub(r"'s$", "", w) for w in re.findall(r"[^\W_]+(?:'[^\W_]+)*", text.lower()))  # "café" whole
     return [w for w in words if w not in _FRAME_WORDS and len(w) > 1]
 
 
@@ -1041,6 +1089,10 @@ def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
     slot = next((s for s, c in _CUES if c.search(low)), None)
     if slot is None:
         return None
+    if slot == "name" and not _CUES[[k for k, _ in _CUES].index("name")][1].search(low):  # only "which <word>": a question's determiner,
+        doc = nlp.parse_many([core])[0]  # not a relative clause ("..., which sounds boring but I love it")
+        if not any(t.lower_ == "which" and t.dep_ == "det" and t.head.pos_ in ("NOUN", "PROPN") for t in doc):
+            return None
     words = [w for w in _content(core) if not re.fullmatch(r"(?:called|call|name|named|nickname|breed|kind|type|"
                                                              r"sort|whose|time|date|day|old|age|city|town|place|"
                                                              r"country|village|job|living|work|profession)", w)]
@@ -1095,6 +1147,30 @@ def _self_subject(tok) -> bool:
     return True
 
 
+def _negated_value(tok) -> bool:
+    """A value said to be no longer so: "not in Bristol anymore", "left Bristol", "the Bristol flat is gone"."""
+    verb = _clause_verb(tok)
+    sent = tok.sent
+    window = [t.lower_ for t in tok.doc[max(sent.start, tok.i - 3):min(sent.end, tok.i + 4)]]
+    if any(c.dep_ == "neg" for c in verb.children) and not any(t.dep_ == "neg" and t.i > tok.i for t in sent):
+        return verb.i < tok.i or any(w in ("anymore", "longer") for w in window)
+    if verb.lemma_.lower() in ("leave", "quit") and tok.i > verb.i:
+        return True
+    return bool({"gone", "over", "sold", "anymore"} & {t.lower_ for t in tok.head.subtree} and tok.dep_ in ("compound", "amod"))
+
+
+def _own_work_subject(tok, ask) -> bool:
+    """A workplace inside a subject about their own work: "Work at X was a slog", "my boss at X wants ..."."""
+    if ask.slot != "workplace":
+        return False
+    work = {w for w, c in _concept_of().items() if c == "work"}
+    for a in [tok, *tok.ancestors]:
+        if a.dep_ in ("nsubj", "nsubjpass") and a.lemma_.lower() in work:
+            return not any(c.lower_ in ("his", "her", "their", "'s") or c.dep_ == "poss" and c.lower_ not in ("my", "our")
+                           for c in a.children)
+    return False
+
+
 def _other_before(doc, i: int, sent, known: dict) -> bool:
     """Someone of theirs is named between the value and the nearest "I" before it ("can't believe
     my son greta is 12": the 12 is the son's)."""
@@ -1141,8 +1217,21 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                 if (t.pos_ == "PROPN" or t.ent_type_ == "PERSON") and fresh(t.text):
                     out.append((t.text, t.i))
             elif t.i == sent.start and t.pos_ == "PROPN" and t.ent_type_ not in ("GPE", "LOC", "DATE", "TIME") \
-                    and t.lower_ not in rels and fresh(t.text) and t.lower_ not in _FRAME_WORDS:
+                    and t.lower_ not in rels and fresh(t.text) and t.lower_ not in _FRAME_WORDS \
+                    and t.lower_ not in _NOT_NAMES:  # "Met Jo for coffee": a verb, capitalised
                 out.append((t.text, t.i))
+        runs = [(m.start(1), m.end(1), m.group(1)) for m in re.finditer(rf"((?:The\s+)?{_NAME})", text)
+                if " " in m.group(1)]
+        merged = []
+        for v, i in out:  # a name of several words whole: "Iron Works", "The Daily Grind", not "Iron"
+            off = doc[i].idx - sent.start_char
+            run = next((r for r in runs if r[0] <= off < r[1] and fresh(r[2])), None)
+            if run is not None and not any(w.lower() in _NOT_NAMES - {"the"} or w.lower() in people
+                                           for w in run[2].split()):
+                v = run[2]
+            if v not in [x for x, _ in merged]:
+                merged.append((v, i))
+        out = merged
         for t in sent:  # a lowercase name right after the relation noun: "my cousin omar"
             if t.lower_ in rels and t.i + 1 < sent.end:
                 n = doc[t.i + 1]
@@ -1150,6 +1239,9 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                         and n.text.islower() and fresh(n.text) and n.lower_ not in occupations:
                     out.append((n.text.capitalize(), n.i))
     elif slot == "workplace":
+        work_words = {w for w, c in _concept_of().items() if c == "work"} | {"joined", "started", "signed"}
+        cues = [t.i for t in sent if t.lower_ in work_words and not (t.i > sent.start and doc[t.i - 1].lower_ in
+                                                                        ("after", "before", "from", "since"))]
         for m in re.finditer(rf"\b(?:at|for|with|joined|called|named)\s+(?:a\s+[a-z]+\s+called\s+)?({_NAME})", text):
             v = m.group(1)
             if v.split()[0].lower() not in _NOT_NAMES and fresh(v) and v.lower() not in _countries() and \
@@ -1160,11 +1252,14 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
             if e.label_ == "ORG" and fresh(e.text) and not any(e.text in v for v, _ in out) \
                     and e.text.lower() not in people:
                 out.append((e.text, e.start))
+        # tied to work: a work word near it ("my boss at X", "work at X"), not "went to X after work"
+        out = [(v, i) for v, i in out if any(abs(i - c) <= 4 for c in cues)]
     elif slot == "place":
         for m in re.finditer(rf"\b(?:on|at|near|off|in|to|into)\s+((?:the\s+)?{_NAME})", text):
             v = m.group(1)
             first = v.split()[-1] if v.lower().startswith("the ") else v.split()[0]
-            if first.lower() not in _NOT_NAMES and fresh(v) and v.lower() not in people and " " in v.strip() \
+            single_at = m.group(0).lower().startswith("at ") and v.lower() not in ("christmas", "easter", "uni", "home")
+            if first.lower() not in _NOT_NAMES and fresh(v) and v.lower() not in people and (" " in v.strip() or single_at) \
                     and not any(w.lower() in _MONTHS + _WEEKDAYS for w in v.split()):
                 out.append((v, at(m.start(1))))
         for e in sent.ents:
@@ -1201,13 +1296,24 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
             v = m.group(1) or m.group(2)
             if fresh(v):
                 out.append((v, at(m.start())))
+    elif slot == "duration":
+        for m in _DURATION.finditer(text):
+            v = next(g for g in m.groups() if g)
+            if fresh(v):
+                out.append((v, at(m.start())))
     elif slot == "occupation":
         for t in sent:
             if t.lemma_.lower() in occupations and t.pos_ == "NOUN" and fresh(t.text):
                 out.append((t.text, t.i))
     elif slot == "kind":
+        concept = _concept_of()
+        kinds = {concept[w] for w in ask.words if w in concept} or \
+            {concept[w] for w in pets if w in concept}  # "what breed is Sprout?": a breed of any pet kind
         for t in sent:
             if not t.is_alpha or t.is_stop or not fresh(t.text) or t.lemma_.lower() in occupations:
+                continue
+            if concept.get(t.lower_) in kinds and t.lower_ not in ask.words and t.lower_ not in pets:
+                out.append((t.text, t.i))  # a breed of the kind asked: "our lionhead Sprout"
                 continue
             prev = {doc[j].lower_ for j in range(max(sent.start, t.i - 2), t.i)}
             if t.lower_ in pets and t.lower_ not in ("pet",) and t.lower_ not in ask.words or (
@@ -1216,6 +1322,31 @@ def _typed_values(sent, ask: Ask, asked: set[str], known: dict | None = None) ->
                     and t.ent_type_ == "" and t.lower_ not in ask.words):
                 out.append((t.text, t.i))
     return out
+
+
+_CLAUSE_BREAK = re.compile(r",\s+(?=(?:so|but|and|though)?\s*(?:i|i'm|im|we|she|he|they|my|it's)\b)", re.I)
+
+
+def _pronoun_about(sent, known: dict) -> bool:
+    """The sentence is about someone by a pronoun only: a he/she/they subject, no name or relation of its own."""
+    if not any(t.lower_ in ("he", "she", "they") and t.dep_ in ("nsubj", "nsubjpass") for t in sent):
+        return False
+    return not any(t.pos_ == "PROPN" and (t.ent_type_ == "PERSON" or known.get(t.lower_)) or _rel(t) is not None
+                   for t in sent)
+
+
+def _clauses(doc):
+    """The sentences of a message; a run-on sentence whose main clause is negated or supposed
+    ("my sister Ines lives in Bristol, so I don't see her much"; "Been doing Spanish for 3 years, my
+    teacher says I'm improving, I'm not so sure") is read as its comma-joined clauses, each parsed
+    on its own, so that what it states is not lost to the clause that follows."""
+    for sent in doc.sents:
+        if _stated(sent.root) or not _CLAUSE_BREAK.search(sent.text):
+            yield sent
+            continue
+        parts = [p for p in _CLAUSE_BREAK.split(sent.text) if p.strip()]
+        for d in nlp.parse_many(parts):
+            yield from d.sents
 
 
 def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = None) -> Found | None:
@@ -1249,17 +1380,28 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
         sents = []
-        for sent in doc.sents:
+        for sent in _clauses(doc):
             st = sent.text.strip()
             if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
-                    or reported_question(st):
+                    or reported_question(st) or asks_recall(st):
                 continue  # a question is never an answer
             idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
-            if (not idiom and not _stated(sent.root)) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+            if any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+                continue
+            # a sentence whose main clause is not stated ("..., I could barely get a bench") may still state
+            # the value in a clause of its own ("Pulse was heaving tonight"): checked per value below
+            if not idiom and not _stated(sent.root) and not any(
+                    t.pos_ in ("VERB", "AUX") and t.dep_ in ("ccomp", "conj", "parataxis", "advcl") and _stated(t)
+                    and t.head.i == sent.root.i for t in sent):
                 continue
             lem = _lemma_set(sent)
+            if c.before and _pronoun_about(sent, known):
+                # "actually she moved to Leeds": she is the person (or relation) of the message before,
+                # where the message names nobody itself
+                lem = lem | {w.lower() for w in re.findall(r"[\w']+", c.before)
+                             if w.lower() in rels or w.lower() in known}
             hits = {concept.get(w, w) for w in words if w in lem or w.rstrip("s") in lem}
-            hits |= {t.lower_ for t in sent} & alias
+            hits |= ({t.lower_ for t in sent} | lem) & alias
             sents.append((sent, st, lem, hits))
         every = set().union(*(h for *_, h in sents)) if sents else set()
         for sent, st, lem, hits in sents:
@@ -1272,18 +1414,30 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                 continue  # about themself: said in the first person, or with no subject ("being a nurse is ...")
             # a relation asked about must be this message's (by its noun or a name given it)
             if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
+                                      or (concept.get(r) and lem & _expand({r}))
                                       for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
                 continue
             if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
-                                      | {n for n in alias if n in lem}):
-                continue
+                                      | {n for n in alias if n in lem} | (lem & named)):
+                # the name of a place or thing may come in the next sentence of the message about them
+                # ("Coffee with Fran again. Little Bean never disappoints."): only for a name or a place,
+                # only where this sentence names nobody else and the message names them
+                if not (ask.slot in ("name", "place") and hits and named <= {w.lower() for w in re.findall(r"[\w']+", c.text)}
+                        and not any((t.pos_ == "PROPN" and t.ent_type_ == "PERSON") or _rel(t) is not None
+                                    or t.lower_ in ("he", "she", "they", "his", "her", "their") for t in sent)):
+                    continue
             if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
                 continue
             values = _typed_values(sent, ask, asked, known)
+            if not idiom and not _stated(sent.root):
+                values = [(v, i) for v, i in values if _clause_verb(sent.doc[i]).i != sent.root.i and _stated(_clause_verb(sent.doc[i]))]
             if own:  # about the participant: the value is said of them, not of "my son greta" before it
-                values = [(v, i) for v, i in values if _self_subject(doc[i]) and not _other_before(doc, i, sent, known)]
+                values = [(v, i) for v, i in values if _own_work_subject(sent.doc[i], ask)
+                          or (_self_subject(sent.doc[i]) and not _other_before(sent.doc, i, sent, known))]
             if not values:
                 continue
+            live = [(v, i) for v, i in values if not _negated_value(sent.doc[i])]
+            values = live or values  # "she's not in Bristol anymore, she lives in Leeds now": Leeds
             anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
             value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
             quote = st if hits or len(c.text) > 240 else c.text.strip()
@@ -1301,6 +1455,8 @@ def compose_everyday(ask: Ask, f: Found, now: datetime | None = None) -> str:
         lead = _cap(("an " if v[:1].lower() in "aeiou" else "a ") + v) if not re.match(r"(?i)an? ", v) else _cap(v)
     elif ask.slot == "age":
         lead = v
+    elif ask.slot == "duration":
+        lead = _cap(re.sub(r"(?i)\s+ago$", "", v))
     else:
         lead = f"It's {v}"
     sentence = f.sentence if len(f.sentence) <= 200 else f.sentence[:199].rsplit(" ", 1)[0] + "\u2026"
@@ -1310,6 +1466,7 @@ def compose_everyday(ask: Ask, f: Found, now: datetime | None = None) -> str:
 def not_told_everyday(ask: Ask) -> str:
     """Saying so, in the question's own terms ("I don't think you've told me when your vet appointment is")."""
     core = re.sub(r"\?+$", "", ask.core).strip()
+    core = re.sub(r"(?i)^(what|who)\s*(?:'s|is)\s+(.+?)\s+(called|named)(\s+again)?$", r"\1 \2 is \3", core)
     m = re.match(r"(?i)(what|where|when|which|who|whose|how old|how)\b(.*)$", core)
     if m and len(core.split()) <= 12:
         rest = second_person(m.group(2)).strip()
@@ -1344,6 +1501,20 @@ _PRONOUN_OWNER = {"his", "her", "their"}
 _REPORTED_Q = re.compile(r"(?i)\b(?:wants? to know|wanted to know|asked(?: me)?|was asking(?: me)?|(?:am|was|i'm) wondering|"
                          r"remind me|tell me|do (?:you|u) remember|did i (?:ever )?(?:tell|mention)|i forgot|"
                          r"can't remember|couldn't remember|blanked on)\s+(?:what|where|when|who|whose|which|how)\b")
+
+
+_ASKING = re.compile(
+    r"(?i)^\W*(?:(?:sorry|ok|okay|so|anyway|hey|oh|um|hmm)\W+)*(?:(?:this is embarrassing|sorry to ask again|sorry)(?: but)?\W+)?"
+    r"(?:(?:can|could|would) (?:you|u) (?:please )?remind me|remind me|(?:for the life of me )?i(?:'ve| have)? "
+    r"(?:totally |completely )?(?:forgot|forgotten|forget|can't remember|cannot remember|can't recall|don't remember)|"
+    r"did i (?:ever )?(?:tell|mention|say)|have i (?:ever )?(?:told|mentioned|said)|do (?:you|u) (?:happen to )?remember|"
+    r"you remember|my mind's gone blank)\b.*\b(?:what|where|when|which|who|whose|how|the name of)\b")
+
+
+def asks_recall(text: str) -> bool:
+    """A sentence that asks about their past without a question mark ("remind me again what kind of
+    cat Waffles is", "I forgot where I work"): a question, never an answer."""
+    return bool(_ASKING.search(text.strip()))
 
 
 def reported_question(text: str) -> bool:
@@ -1439,6 +1610,10 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
         mine, r1, who, r2 = m.group(1), m.group(2), m.group(3), m.group(4)
         if _relnoun(r2) is None:
             continue
+        nxt = re.match(r"\s+([a-z][a-z-]+)", chain_core[m.end():])
+        if r2.lower() in _REL_MODIFIERS and nxt and _relnoun(nxt.group(1)) is None and \
+                nxt.group(1).lower() not in _FRAME_WORDS:
+            continue  # "Idris's baby shower" is an event, not Idris's baby
         if mine:
             if _relnoun(r1) is None:
                 continue
@@ -1466,7 +1641,7 @@ def read_relations(text: str, known: dict | None = None, vocab=()) -> Ask3 | Non
             shown = getattr(known, "display", {}).get(who.lower(), who[:1].upper() + who[1:])
             return Ask3("who", name=shown, text=text)
     m = _COUNT.search(core)
-    if m:
+    if m and not re.fullmatch(r"years|months|weeks|days|hours", m.group(1).lower()):  # how long, not how many
         thing = m.group(1).lower()
         after = m.group(2)
         owner = next((w for w in re.findall(r"[A-Za-z][\w'-]*", after) if _is_name(w, known)
@@ -1501,7 +1676,7 @@ def _sentences(cands: list[Candidate]):
         for sent in doc.sents:
             st = sent.text.strip()
             if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
-                    or reported_question(st):
+                    or reported_question(st) or asks_recall(st):
                 continue
             if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
                 continue
