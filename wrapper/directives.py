@@ -344,9 +344,10 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     for c in t.children:
         if c.dep_ == "advcl" and any(m.lower_ in CONDITIONAL and m.dep_ == "mark" for m in c.children):
             return no("conditional")
-    if any(x.lower_ in ("if", "unless") and x.i > t.i for x in sent):
+    if any(x.lower_ in ("if", "unless") and x.i > t.i and not (x.i == content_i and _passes_on(doc, x.i)) for x in sent):
         # "... saying I'm sick if he calls", "would you ... if you were me?": whether the
-        # condition is on the sending or in the words, it is not an instruction to act now
+        # condition is on the sending or in the words, it is not an instruction to act now; the
+        # "if" that opens a question to pass on ("message her asking if ...") is its first word
         return no("conditional ('if')")
     if any(x.lower_ in ("myself", "ourselves") and not (content_i <= x.i) for x in sent):
         return no("the participant's own plan ('myself')")
@@ -392,6 +393,13 @@ def polite(prefix: str, ing: bool, after: str) -> tuple[str, bool]:
 _TIME = re.compile(r"\b(?:tomorrow|tonight|later|next week|next month|in (?:\d+|an?|a few) (?:minute|hour|day|week)s?|"
                    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (?:evening|afternoon|weekend)|"
                    r"at \d)", re.I)
+
+
+def _passes_on(doc, i: int) -> bool:
+    """The "if" at token `i` opens a question to pass on: "asking if", "ask (her) if"."""
+    before = [doc[j].lower_ for j in range(max(0, i - 2), i)]
+    return bool(before) and (before[-1] in ("asking", "ask") or (before[-1] in ("him", "her", "them") and before[:1] == [
+        "ask"]))
 
 
 def _clip_words(tok) -> str:
