@@ -769,7 +769,7 @@ NON4: dict[str, list[tuple[str, str, str]]] = {
 # participant as the subject of the action: "I asked ... to remind me" would not be English)
 _ANY_KIND4 = {"no_need", "dont_bother", "not_yet", "what_happens_when", "sign_said", "song_lyric", "said_colon"}
 _ING4 = _ING3 | {"whatsapp": "whatsapping", "ask": "asking", "give": "giving", "remind": "reminding",
-                 "set": "setting", "here's": None}
+                 "set": "setting"}
 
 
 def split_round4() -> dict[str, set[str]]:

@@ -453,7 +453,10 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
                           r"wonderful|fab|a\s+(?:huge\s+|big\s+)?help)\W*$", "", body) or body
         if kind == "send_message" and not (to and body):
             return None
-        return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None})
+        # a question to pass on ("asking if ...", "ask her whether ..."): its "if" is not a condition
+        hint = "passes_on" if body and re.search(r"(?i)\bask(?:ing)?(?:\s+\S+){0,3}\s*$", text[start:cstart]) and re.match(
+            r"(?i)(?:if|whether)\b", body) else ""
+        return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None}, hint)
     if kind == "set_reminder" and m["trig"].lower().startswith(("ping", "nudge", "buzz")) and re.match(
             r"(?i)(?:ask|see|check)\s+(?:in\s+)?(?:(?:with|on)\s+me\s+)?(?:how|whether|if|about)\b", m["what"]):
         # "ping me friday to ask how the interview went": the companion asking, a check-in
