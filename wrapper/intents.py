@@ -226,10 +226,10 @@ _RECIPIENT = re.compile(r"(?:my|our|the)\s|" + _TITLE + r"\s|(?-i:[A-Z])|(?:him|
                         r"grandma|grandpa|granny|nana|gran|papa|mama|auntie|aunty)\b", re.I)
 # What to pass on as a question: "message X asking if ...", "email X to ask when ...", "text X and
 # ask whether ...": the dictated words start at the question word.
-_ASKING = r"\s+(?:asking|to\s+ask|and\s+ask)(?:\s+(?:him|her|them))?(?=\s+(?:if|whether|when|what|where|why|how|who|which)\b)"
+_ASKING = r"\s+(?:asking|to\s+ask|and\s+ask|to\s+(?:see|check|find\s+out))(?:\s+(?:him|her|them))?(?=\s+(?:if|whether|when|what|where|why|how|who|which)\b)"
 # Dictated words announced by an object ("send X this: ...", "message X the following: ...",
 # "text X the words '...'") or by "quote": set off by a colon, a dash, a quote mark or "quote".
-_DICT_OBJ = r"\s+(?:this|the\s+following|these\s+words|the\s+words|this\s+(?:message|text|note|email|msg))"
+_DICT_OBJ = r"\s+(?:this|with|the\s+following|these\s+words|the\s+words|this\s+(?:message|text|note|email|msg))"
 _DICT_DELIM = r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s)|(?=\s+[\"\u201c\u2018']\w)|\s*,?(?=\s+quote\b))"
 _SAYING = r"(?:" + _ASKING + r"|" + _DICT_OBJ + _DICT_DELIM + r"|\s*,?(?=\s+quote\b)|\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
           r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
@@ -245,7 +245,8 @@ _NEXT_SAY = (r"(?:\s+please)?\s*[.!?]+\s+(?:(?:just|and|please|pls|then|maybe|si
              r"where|why|how|who|which)\b)|the\s+(?:message|text|msg)(?:\s+(?:is|should\s+(?:be|say|read)|says|reads))?|"
              r"it\s+should\s+(?:say|read)|something\s+like)(?:\s+that)?(?:\s*:)?\s+")
 _FOR_ME = r"(?:\s+(?:for\s+me|real\s+quick|quick(?:ly)?|now|for\s+me\s+(?:real\s+)?quick(?:ly)?)|" + _CHANNEL + r")?"
-_NOTE_WORD = r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp)"
+_NOTE_WORD = (r"(?:(?:whatsapp|sms|signal|slack|telegram|email|text|voice|facebook|insta(?:gram)?)\s+)?"  # "a whatsapp message"
+              r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp|sms)")
 # (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
 def _v(*stems: str) -> str:
     """A verb in its base form or its -ing form ("would you mind putting ..."): "put" -> put(?:ting)?"""
@@ -269,7 +270,7 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
                      r")(?:\s+(?:off|over|out))?\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
                      r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:(?:\s+(?:over|across|off))?\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _SAYING +
                      r"\s+(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
+    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp", "sms") +
                      r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + r"(?:" + _SAYING +
                      r"|\s*,(?!\s*(?:(?:and|then|or|but|so|because|cause|cos|since|if|when|she|he|they)\b|(?-i:[A-Z])[\w'-]+\s*"
                      r"(?:,|and\b))))\s+(?P<body>\S.*)"),
@@ -299,10 +300,10 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
                      r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("give") + r")\s+(?P<to>" + WHO + r")\s+(?:a\s+)?(?:quick\s+)?heads?[-\s]?up"
                      r"(?:\s+that|\s*:|\s*,|\s+[-\u2013\u2014]+(?=\s))\s+(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")\s+(?:that\s+)?(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")(?:\s*:|\s+that)?\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know" + _CHANNEL + r"?\s+(?:that\s+)?(?P<body>\S.*)"),
-    ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
-                     r"{0,7}?)(?:to|about|that|of)\s+(?P<what>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me,?\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
+                     r"{0,7}?)(?:(?:to|about|that|of)\s+|(?P<pre2>[\w.'~-]+)\s*:\s+)(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r")\s+(?:me\s+)?(?:a|an)\s+"
                      r"reminder\s+(?:for|at)\s+(?P<pre>[^.!?]*?)\s+(?:to|about)\s+(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r"|put(?:ting)?\s+in)\s+"
@@ -454,7 +455,7 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
         if kind == "send_message" and not (to and body):
             return None
         # a question to pass on ("asking if ...", "ask her whether ..."): its "if" is not a condition
-        hint = "passes_on" if body and re.search(r"(?i)\bask(?:ing)?(?:\s+\S+){0,3}\s*$", text[start:cstart]) and re.match(
+        hint = "passes_on" if body and re.search(r"(?i)\b(?:ask(?:ing)?|see|check|find\s+out)(?:\s+\S+){0,3}\s*$", text[start:cstart]) and re.match(
             r"(?i)(?:if|whether)\b", body) else ""
         return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None}, hint)
     if kind == "set_reminder" and m["trig"].lower().startswith(("ping", "nudge", "buzz")) and re.match(
@@ -468,7 +469,8 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             return None
         return Candidate(kind, start, end, None, {"when": when_iso, "topic": _yours(_strip_when(topic)) or None})
     if kind == "set_reminder":
-        if m.groupdict().get("pre") and _strip_when(m["pre"]).lower() not in ("", "later", "later on"):
+        pre = (m.groupdict().get("pre") or "") + (m.groupdict().get("pre2") or "")
+        if pre and _strip_when(pre).lower() not in ("", "later", "later on"):
             return None  # "remind me why I ..." and the like: only a time may stand before "to"
         what_start = m.start("what")
         end = _sentence_end(text, what_start)
