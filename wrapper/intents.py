@@ -217,7 +217,7 @@ _SENT_END = re.compile(_ABBREV + r"[.!?]+(?=\s|$)|;|\n", re.I)
 _NOT_WHO = (r"(?:a|an|the|me|myself|you|u|it|this|that|some|someone|anyone|everyone|back|up|out|now|again|please|pls|"
             r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a|"
             r"if|whether|what|when|where|why|how|who|which|this|these|those|here|there|i)")
-_TITLE = r"(?:dr|mr|mrs|ms|prof|aunt|uncle|auntie|grandma|grandpa|nana|cousin)\.?"
+_TITLE = r"(?:(?:dr|mr|mrs|ms|prof)\.?|aunt|uncle|auntie|grandma|grandpa|nana|cousin)"  # only an abbreviation takes a period
 WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE + r"\s+[\w'\u2019-]+|(?!" + _NOT_WHO +
        r"\b)[\w'\u2019-]+(?:\s+(?!" + _NOT_WHO + r"\b)(?-i:[A-Z])[\w'\u2019-]+)?)")
 # A recipient when nothing but a comma, a dash or a quote sets the words off: a name (capitalized),
@@ -530,8 +530,8 @@ def _chunk(doc, text: str, to_start: int, to_end: int, body_start: int, trig: st
     there ("tell my best friend I'm sorry"), the dictated words what follows it."""
     for chunk in getattr(doc, "noun_chunks", []):
         if chunk.start_char <= to_start < chunk.end_char:
-            if trig == "let":
-                return text[to_start:chunk.end_char], body_start
+            if trig == "let":  # "let X know": the recipient is all before "know" ("my friend Sam")
+                return text[to_start:max(chunk.end_char, to_end)], body_start
             toks = [t for t in chunk if t.idx >= to_start]
             if toks and toks[0].pos_ == "PROPN" and any(t.pos_ != "PROPN" for t in toks):
                 # "tell Mei happy birthday": the parser ran the name into the words; the name ends
