@@ -655,16 +655,241 @@ def generate_classes(split: str = "dev", seed: int = 7, per_family: int = 5, per
     return rows
 
 
+# ------------------------------------------------------------------ round 4: constructions of the last misses
+#
+# The misses on the 161 requests of the last set by another author fell into classes of
+# CONSTRUCTION: the time or the dictated words in a sentence after the action's verb; a question
+# to pass on ("message X asking if ..."); app and idiom send verbs (whatsapp, ping, drop a line,
+# shoot a text, let X know); words dictated after "this:", in quotes or between "quote ...
+# unquote"; polite leads ("kindly", "I need you to", "would you mind"); chit-chat around the
+# request. Each class has TRAIN and TEST families that differ in construction, not in fillers
+# (the split is written down per family, not drawn: a test family is a construction no train
+# family has). The non-request families put the same action words in reported speech,
+# hypotheticals, negations, things already done, questions about existing reminders, wishes
+# about others, quotes, and talk about the feature itself. {r} recipient, {p} pronoun, {c}
+# content, {t} time, {T} capitalized time, {q} a question clause to pass on.
+
+QUESTIONS4 = [("if", "she can pick me up from the station"), ("whether", "he wants to come on Sunday"),
+              ("if", "they are free for dinner"), ("when", "the train gets in"), ("whether", "the flat is still free"),
+              ("what time", "the party starts"), ("if", "she got my parcel"), ("where", "we are meeting")]
+
+# class -> [(family, split, kind, frame)]
+CLASS_FRAMES4: dict[str, list[tuple[str, str, str, str]]] = {
+    "next_sentence": [
+        ("remind_then_would_be_good", "train", "set_reminder", "remind me to {c}. {t} would be good"),
+        ("remind_then_make_it", "train", "set_reminder", "remind me to {c}. make it {t}"),
+        ("send_then_say", "train", "send_message", "send a message to {r}. say {c}"),
+        ("text_then_tell", "train", "send_message", "text {r}. tell {p} {c}"),
+        ("reminder_then_time_please", "train", "set_reminder", "set a reminder to {c}. {T} please"),
+        ("remind_q_then_ideally", "test", "set_reminder", "can you remind me to {c}? ideally {t}"),
+        ("remind_then_time_works", "test", "set_reminder", "remind me to {c}. {T} works best for me"),
+        ("message_then_the_message", "test", "send_message", "message {r} for me. the message is: {c}"),
+        ("text_q_then_just_say", "test", "send_message", "can you text {r}? just say {c}"),
+        ("email_then_write", "test", "send_message", "email {r}. write that {c}"),
+    ],
+    "asking": [
+        ("message_asking", "train", "send_message", "message {r} asking {q}"),
+        ("text_asking", "train", "send_message", "text {r} asking {q}"),
+        ("send_msg_asking", "train", "send_message", "send {r} a message asking {q}"),
+        ("email_to_ask", "test", "send_message", "email {r} to ask {q}"),
+        ("ask_r", "test", "send_message", "ask {r} {q}"),
+        ("text_and_ask", "test", "send_message", "text {r} and ask {q}"),
+        ("drop_line_asking", "test", "send_message", "drop {r} a line asking {q}"),
+    ],
+    "app_verbs": [
+        ("whatsapp_that", "train", "send_message", "whatsapp {r} that {c}"),
+        ("ping_saying", "train", "send_message", "ping {r} saying {c}"),
+        ("drop_line_saying", "train", "send_message", "drop {r} a line saying {c}"),
+        ("shoot_text_saying", "train", "send_message", "shoot {r} a text saying {c}"),
+        ("let_know", "train", "send_message", "let {r} know {c}"),
+        ("send_whatsapp_to", "test", "send_message", "send a whatsapp to {r} saying {c}"),
+        ("drop_line_to_say", "test", "send_message", "drop {r} a line to say {c}"),
+        ("shoot_over_text", "test", "send_message", "shoot a quick text over to {r} that {c}"),
+        ("ping_message", "test", "send_message", "ping {r} a message: {c}"),
+        ("give_shout_and_say", "test", "send_message", "give {r} a shout and say {c}"),
+        ("let_know_on_whatsapp", "test", "send_message", "let {r} know on whatsapp that {c}"),
+    ],
+    "dictated": [
+        ("send_this_colon", "train", "send_message", "send {r} this: {c}"),
+        ("text_quote", "train", "send_message", "text {r} \"{c}\""),
+        ("tell_quote_unquote", "train", "send_message", "tell {r} quote {c} unquote"),
+        ("message_following", "train", "send_message", "message {r} the following: {c}"),
+        ("send_this_message_to", "test", "send_message", "send this message to {r}: {c}"),
+        ("text_the_words", "test", "send_message", "text {r} the words \u201c{c}\u201d"),
+        ("message_quote_comma", "test", "send_message", "message {r}, quote, {c}, end quote"),
+        ("heres_message_for", "test", "send_message", "here's a message for {r}: {c}"),
+        ("send_r_this_text", "test", "send_message", "send {r} this text - '{c}'"),
+    ],
+}
+# Polite leads and chit-chat are around any frame: crossed with the frames of the same split.
+POLITE4: list[tuple[str, str, str]] = [
+    ("kindly", "train", "Kindly {a}."), ("need_you_to", "train", "I need you to {a}."),
+    ("would_you_mind", "train", "would you mind {ing}?"), ("want_you_to", "train", "I want you to {a}"),
+    ("kindly_lower_please", "test", "please kindly {a}"), ("need_you_to_please", "test", "I need you to please {a}"),
+    ("do_you_mind", "test", "do you mind {ing}?"), ("appreciate_if", "test", "I'd appreciate it if you could {a}"),
+    ("be_a_star", "test", "be a star and {a}"), ("grateful_if", "test", "I'd be grateful if you could {a}."),
+]
+CHAT4: list[tuple[str, str, str]] = [
+    ("hi_hope", "train", "Hi! Hope you're well. {X} Thanks so much."),
+    ("after_question", "train", "{X} How's your day going, by the way?"),
+    ("news_then", "train", "Ugh, Mondays. {X}"),
+    ("emoji_thanks", "test", "hey hey \U0001f642 {X} you're the best \U0001f64f"),
+    ("long_before", "test", "Morning! Slept badly again, the neighbours had a party until 3. Anyway. {X}"),
+    ("question_before", "test", "Are you there? Okay good. {X} Cheers!"),
+]
+# Non-requests with the same action words: (family, split, template). {a} the action's words.
+NON4: dict[str, list[tuple[str, str, str]]] = {
+    "reported": [("asked_me_to", "train", "{r} asked me to {a}"),
+                 ("said_colon", "test", "my flatmate said, and I quote: {a}"),
+                 ("told_me_yesterday", "test", "Yesterday {r} told me I should {a}.")],
+    "hypothetical": [("if_i_would_she", "train", "if I texted {r} saying {c}, would that be weird?"),
+                     ("imagine_if", "test", "imagine if I had to {a}, haha no"),
+                     ("suppose_i", "test", "Suppose I wanted to {a}, what would you say?")],
+    "negation": [("no_need", "train", "no need to {a}"),
+                 ("dont_bother", "test", "don't bother to {a}, I'll see {p} later"),
+                 ("not_yet", "test", "please don't {a} yet, I'm still deciding")],
+    "already_done": [("already_texted", "train", "I already texted {r} saying {c}"),
+                     ("just_sent", "test", "I just sent {r} a message asking {q}"),
+                     ("done_it", "test", "I've let {r} know {c} already, all sorted")],
+    "existing_reminders": [("did_i_set", "train", "did I set a reminder to {c2}?"),
+                           ("what_reminders_for", "test", "what reminders have I got for {t}?"),
+                           ("anything_about", "test", "have I asked you to remind me about {c2}?"),
+                           ("show_me", "test", "show me my reminders please")],
+    "wish_others": [("wish_would", "train", "I wish {r} would text me saying {c}"),
+                    ("hope_tells", "test", "I hope {r} tells me {c}"),
+                    ("if_only", "test", "if only {r} would message me asking {q}")],
+    "quote": [("sign_said", "train", "the sign on the door said \"{A}\""),
+              ("song_lyric", "test", "there's this song that goes '{a}', can't get it out of my head")],
+    "feature_talk": [("can_you_send", "train", "can you actually send messages to people?"),
+                     ("how_reminders_work", "test", "how do reminders work here?"),
+                     ("what_happens_when", "test", "what happens when I ask you to {a}?"),
+                     ("do_you_ever", "test", "do you ever send texts without asking me first?")],
+}
+# the non-request templates whose {a} may also be "remind me ..." (the others have the
+# participant as the subject of the action: "I asked ... to remind me" would not be English)
+_ANY_KIND4 = {"no_need", "dont_bother", "not_yet", "what_happens_when", "sign_said", "song_lyric", "said_colon"}
+_ING4 = _ING3 | {"whatsapp": "whatsapping", "ask": "asking", "give": "giving", "remind": "reminding",
+                 "set": "setting"}
+
+
+def split_round4() -> dict[str, set[str]]:
+    """The round-4 families, split by construction as written in the tables (not drawn)."""
+    out: dict[str, set[str]] = {"train": set(), "test": set()}
+    for cls, fams in CLASS_FRAMES4.items():
+        for fam, split, _, _ in fams:
+            out[split].add(f"{cls}/{fam}")
+    for group, table in (("polite", POLITE4), ("chat", CHAT4)):
+        for fam, split, _ in table:
+            out[split].add(f"{group}/{fam}")
+    for cls, fams in NON4.items():
+        for fam, split, _ in fams:
+            out[split].add(f"non:{cls}/{fam}")
+    return out
+
+
+def _fill4(rnd: random.Random, kind: str, frame: str) -> tuple[str, dict, tuple | None, str]:
+    s = _slots(rnd, kind)
+    if kind == "send_message" and rnd.random() < 0.4:
+        s["r"], s["p"] = rnd.choice(RECIPIENTS3)
+    if "{q}" in frame:
+        w, clause = rnd.choice(QUESTIONS4)
+        s["c"] = f"{w} {clause}"
+    if "{t}" in frame or "{T}" in frame:
+        fam, phrase, window = rnd.choice(_times(rnd))
+    else:
+        fam, phrase, window = "none", "", None
+    text = frame.format(r=s.get("r", ""), p=s.get("p", ""), c=s["c"], q=s["c"], t=phrase, T=_cap(phrase))
+    return " ".join(text.split()), s, window, fam
+
+
+def _row4(i: int, text: str, kind: str, s: dict, window, tfam: str, cls: str, family: str) -> dict:
+    recipient = s.get("r") if kind in ("send_message", "draft_message") else None
+    return {"id": f"ev4-g{i:04d}", "text": text, "genuine": True, "kinds": [kind], "recipient": recipient,
+            "refers_to": None, "content": s["c"], "framing": "request", "class": cls, "family": family,
+            "time_family": tfam, "when_window": [w.isoformat() for w in window] if window else None,
+            "context": "work" if recipient in ("my boss", "my manager") else "personal"}
+
+
+def generate_round4(split: str = "test", seed: int = 7, per_family: int = 6, per_template: int = 6) -> list[dict]:
+    """Round-4 rows of `split` ("train", "test" or "all"): `per_family` genuine rows per frame,
+    polite-lead and chit-chat family (the last two over the frames of the same split and the
+    earlier rounds' plain frames), `per_template` rows per non-request family."""
+    fams = split_round4()
+    keep = (lambda f: True) if split == "all" else (lambda f: f in fams[split])
+    rnd = random.Random(f"{seed}:round4:{split}")
+    own = [(c, f, k, fr) for c, fs in CLASS_FRAMES4.items() for f, sp, k, fr in fs if keep(f"{c}/{f}")]
+    plain = [("plain", f, k, fr) for k, frs in FRAMES.items() for f, fr in frs if k in ("send_message", "set_reminder")
+             and "{t}" not in fr]
+    pool = [x for x in own if x[3].split(" ", 1)[0] in _ING4] + plain
+    rows, g, n = [], 0, 0
+    for cls, family, kind, frame in own:
+        for _ in range(per_family):
+            g += 1
+            text, s, window, tfam = _fill4(rnd, kind, frame)
+            if rnd.random() < 0.2 and frame[0].islower():
+                text = _cap(text)
+            rows.append(_row4(g, text, kind, s, window, tfam, cls, f"{cls}/{family}"))
+    for group, table in (("polite", POLITE4), ("chat", CHAT4)):
+        for name, _, wrap in table:
+            if not keep(f"{group}/{name}"):
+                continue
+            for _ in range(per_family):
+                g += 1
+                _, _, kind, frame = rnd.choice(pool)
+                a, s, window, tfam = _fill4(rnd, kind, frame)
+                if "." in a or "?" in a.rstrip("?"):  # a frame of two sentences takes no lead-in
+                    a, s, window, tfam = _fill4(rnd, "send_message", "text {r} saying {c}")
+                    kind = "send_message"
+                verb, _, rest = a.partition(" ")
+                ing = _ING4.get(verb.lower())
+                if group == "polite":
+                    text = wrap.format(a=a, ing=f"{ing} {rest}" if ing else a) if ing or "{ing}" not in wrap \
+                        else f"could you {a}?"
+                else:
+                    x = _cap(a) + ("" if a[-1] in ".?!" else ".")
+                    text = wrap.format(X=x)
+                rows.append(_row4(g, text, kind, s, window, tfam, group, f"{group}/{name}"))
+    for cls, table in NON4.items():
+        for name, _, template in table:
+            if not keep(f"non:{cls}/{name}"):
+                continue
+            for _ in range(per_template):
+                n += 1
+                kind = rnd.choice(["send_message", "send_message", "set_reminder"]) if name in _ANY_KIND4 \
+                    else "send_message"
+                frame = rnd.choice([f for _, f in FRAMES[kind] if "{t}" not in f] + (
+                    ["message {r} asking {q}"] if kind == "send_message" else []))
+                a, s, _, _ = _fill4(rnd, kind, frame)
+                w, clause = rnd.choice(QUESTIONS4)
+                fam_t, phrase, _ = rnd.choice(_times(rnd))
+                r, p = (s["r"], s["p"]) if "r" in s else rnd.choice(RECIPIENTS3)
+                text = template.format(a=a, A=_cap(a), r=r, p=p, c=rnd.choice(MESSAGES), q=f"{w} {clause}",
+                                       c2=rnd.choice(TASKS), t=phrase)
+                if rnd.random() < 0.3:
+                    text = _cap(text)
+                rows.append({"id": f"ev4-n{n:04d}", "text": text, "genuine": False, "kinds": [],
+                             "surface_kinds": [kind], "recipient": r, "content": None, "framing": cls, "class": cls,
+                             "family": f"non:{cls}/{name}", "context": "personal"})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
+    ap.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev",
+                    help="test: only with --round4 (its families are train or test)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--autonomy", action="store_true")
     ap.add_argument("--classes", action="store_true", help="the round-3 class families instead (split_classes)")
+    ap.add_argument("--round4", action="store_true",
+                    help="the round-4 construction families (split_round4: train or test)")
     args = ap.parse_args(argv)
-    rows = autonomy(args.split, args.seed) if args.autonomy else generate_classes(args.split, args.seed) \
+    if args.round4 and args.split == "dev":
+        ap.error("--round4 has train and test families, no dev: pass --split train or --split test")
+    if args.split == "test" and not args.round4:
+        ap.error("--split test exists only with --round4")
+    rows = generate_round4(args.split, args.seed) if args.round4 else autonomy(args.split, args.seed) if args.autonomy else generate_classes(args.split, args.seed) \
         if args.classes else generate(args.split, args.seed)
     for r in rows:
         print(json.dumps(r, ensure_ascii=False))

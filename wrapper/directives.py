@@ -292,7 +292,7 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
     content_is_question = content_start is not None and text[content_start:].strip().split(" ")[0].lower().strip(
         "\"\u201c'") in QUESTION_START
     question = sent.text.rstrip().endswith("?") and not content_is_question
-    prefix = _mend(text[sent.start_char:start])
+    prefix = _mend(_EMOJI.split(text[sent.start_char:start])[-1].lstrip())  # an emoji ends what came before, like a full stop
     if (lead := _LEAD.match(prefix)) and all(w.lower() in OPENERS | _LEAD_WORDS for w in re.findall(r"[\w']+", lead[1])):
         prefix = prefix[lead.end():]  # "hey, quick one: ...", "ok so -": a discourse opener set off by a colon
     prefix, ing = polite(prefix, ing, text[frame_end:sent.end_char])
@@ -342,11 +342,13 @@ def request(text: str, doc, parse, start: int, content_start: int | None, *, ext
             t.i not in _span_ids(x) for x in _subjects(root)):  # a subject that is not the request itself
         return no(f"reported: '{_clip_words(root)}' heads the sentence")
     for c in t.children:
-        if c.dep_ == "advcl" and any(m.lower_ in CONDITIONAL and m.dep_ == "mark" for m in c.children):
+        if c.dep_ == "advcl" and any(m.lower_ in CONDITIONAL and m.dep_ == "mark" for m in c.children) and not (
+                hint == "passes_on" and c.idx >= (content_start or 0)):
             return no("conditional")
-    if any(x.lower_ in ("if", "unless") and x.i > t.i for x in sent):
+    if any(x.lower_ in ("if", "unless") and x.i > t.i and not (x.i == content_i and hint == "passes_on") for x in sent):
         # "... saying I'm sick if he calls", "would you ... if you were me?": whether the
-        # condition is on the sending or in the words, it is not an instruction to act now
+        # condition is on the sending or in the words, it is not an instruction to act now; the
+        # "if" that opens a question to pass on ("message her asking if ...") is its first word
         return no("conditional ('if')")
     if any(x.lower_ in ("myself", "ourselves") and not (content_i <= x.i) for x in sent):
         return no("the participant's own plan ('myself')")
@@ -369,9 +371,17 @@ _POLITE = [(re.compile(p + r"\s*$", re.I), plain) for p, plain in [
     (r"\b(could|can|would|will)\s+you\s+do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s+and", r"\1 you "),
     (r"^\W*(?:please\s+)?do\s+me\s+a\s+(?:quick\s+|small\s+|big\s+|huge\s+)?favou?r\s*(?:and|[,:\u2014-])", ""),
     (r"^\W*(?:please\s+)?would\s+you\s+kindly", "please "),
+    (r"^\W*(?:please\s+)?kindly", "please "),
+    (r"^\W*(?:please\s+)?be\s+an?\s+(?:star|dear|love|gem|angel|darling|sweetheart|legend|doll|sweetie|treasure)\s+and",
+     "please "),
+    (r"\bI(?:'d|\s+would)\s+(?:be\s+(?:so\s+|really\s+|very\s+|most\s+)?(?:grateful|thankful|obliged)|(?:really\s+)?"
+     r"(?:appreciate|love)\s+it)\s+if\s+you\s+(?:could|would|can)(?:\s+please)?", "could you "),
 ]]
 _THANKS_AFTER = re.compile(r"^[^.!?]*?,?\s*(?:that|it)(?:'d|\s+would)\s+be\s+(?:great|amazing|lovely|awesome|perfect|brilliant|"
                            r"wonderful|fab|a\s+(?:huge\s+|big\s+)?help)\b", re.I)
+
+
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]+\ufe0f?")
 
 
 def polite(prefix: str, ing: bool, after: str) -> tuple[str, bool]:

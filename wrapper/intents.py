@@ -159,10 +159,13 @@ def _times_near(text: str, start: int, end: int) -> str:
     """The words that can state the action's time: its sentence, and a short sentence after it
     that only adds one ("... to call the landlord? like 7pm-ish")."""
     out = text[start:end + 1]
-    nxt = re.match(r"\s*([^.!?\n]{1,40})", text[end + 1:])
-    if nxt and TIME_PHRASE.search(nxt[1]) and len(nxt[1].split()) <= 6 and not re.search(
-            r"\b(?:i|you|u|he|she|they|we|it)\b", nxt[1], re.I):
-        out += " " + nxt[1]
+    nxt = re.match(r"\s*([^.!?\n]{1,60})", text[end + 1:])
+    if nxt and TIME_PHRASE.search(nxt[1]):
+        # what the sentence says besides its time: a few words of comment to the companion
+        # ("would be good", "works best for me", "if you can"), no one else as its subject
+        rest = TIME_PHRASE.sub(" ", nxt[1]).split()
+        if len(rest) <= 5 and not re.search(r"\b(?:i|he|she|they|we|it|i'm|i'll|she's|he's|they're)\b", nxt[1], re.I):
+            out += " " + nxt[1]
     return out
 
 
@@ -214,20 +217,36 @@ _SENT_END = re.compile(_ABBREV + r"[.!?]+(?=\s|$)|;|\n", re.I)
 _NOT_WHO = (r"(?:a|an|the|me|myself|you|u|it|this|that|some|someone|anyone|everyone|back|up|out|now|again|please|pls|"
             r"just|also|saying|that|to|know|something|anything|about|in|on|with|for|message|messages|email|text|down|off|a|"
             r"if|whether|what|when|where|why|how|who|which|this|these|those|here|there|i)")
-_TITLE = r"(?:dr|mr|mrs|ms|prof|aunt|uncle|auntie|grandma|grandpa|nana|cousin)\.?"
+_TITLE = r"(?:(?:dr|mr|mrs|ms|prof)\.?|aunt|uncle|auntie|grandma|grandpa|nana|cousin)"  # only an abbreviation takes a period
 WHO = (r"(?:(?:my|our|the)\s+(?:[\w'\u2019-]+\s+){0,2}?[\w'\u2019-]+|" + _TITLE + r"\s+[\w'\u2019-]+|(?!" + _NOT_WHO +
        r"\b)[\w'\u2019-]+(?:\s+(?!" + _NOT_WHO + r"\b)(?-i:[A-Z])[\w'\u2019-]+)?)")
 # A recipient when nothing but a comma, a dash or a quote sets the words off: a name (capitalized),
 # a title, a possessive or determiner phrase, a pronoun or a word of kinship.
 _RECIPIENT = re.compile(r"(?:my|our|the)\s|" + _TITLE + r"\s|(?-i:[A-Z])|(?:him|her|them|mum|mom|mommy|mummy|dad|daddy|"
                         r"grandma|grandpa|granny|nana|gran|papa|mama|auntie|aunty)\b", re.I)
-_SAYING = r"(?:\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
+# What to pass on as a question: "message X asking if ...", "email X to ask when ...", "text X and
+# ask whether ...": the dictated words start at the question word.
+_ASKING = r"\s+(?:asking|to\s+ask|and\s+ask|to\s+(?:see|check|find\s+out))(?:\s+(?:him|her|them))?(?=\s+(?:if|whether|when|what|where|why|how|who|which)\b)"
+# Dictated words announced by an object ("send X this: ...", "message X the following: ...",
+# "text X the words '...'") or by "quote": set off by a colon, a dash, a quote mark or "quote".
+_DICT_OBJ = r"\s+(?:this|with|the\s+following|these\s+words|the\s+words|this\s+(?:message|text|note|email|msg))"
+_DICT_DELIM = r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s)|(?=\s+[\"\u201c\u2018']\w)|\s*,?(?=\s+quote\b))"
+_SAYING = r"(?:" + _ASKING + r"|" + _DICT_OBJ + _DICT_DELIM + r"|\s*,?(?=\s+quote\b)|\s+saying|\s+(?:that|which)\s+(?:says|reads)|\s+that|\s+to\s+say|\s+and\s+say|" \
           r"\s+and\s+tell\s+(?:him|her|them)(?:\s+that)?|\s+and\s+let\s+(?:him|her|them)\s+know(?:\s+that)?|" \
           r"\s+telling\s+(?:him|her|them)(?:\s+that)?|\s*:|\s*,\s*saying|\s+[-\u2013\u2014]+(?=\s)|" \
           r"(?=\s+[\"\u201c\u2018']\w))"
 _NOTE_DELIM = r"(?:\s*:|\s+[-\u2013\u2014]+(?=\s)|\s*,)"  # a note's or an entry's words set off after a header
-_FOR_ME = r"(?:\s+(?:for\s+me|real\s+quick|quick(?:ly)?|now|for\s+me\s+(?:real\s+)?quick(?:ly)?))?"
-_NOTE_WORD = r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp)"
+_CHANNEL = (r"(?:\s+(?:on|by|via|over|through)\s+(?:whatsapp|text|email|e-mail|signal|telegram|sms|slack|messenger|imessage|"
+            r"dm|message))")
+# The end of the sentence naming the recipient, and the start of the next one that dictates
+# the words: "... . say ...", "...? just tell her ...", "... . the message is: ...", "... . ask him if ..."
+_NEXT_SAY = (r"(?:\s+please)?\s*[.!?]+\s+(?:(?:just|and|please|pls|then|maybe|simply)\s+)*(?:say|write|put|"
+             r"tell\s+(?:him|her|them)|let\s+(?:him|her|them)\s+know|ask\s+(?:him|her|them)(?=\s+(?:if|whether|when|what|"
+             r"where|why|how|who|which)\b)|the\s+(?:message|text|msg)(?:\s+(?:is|should\s+(?:be|say|read)|says|reads))?|"
+             r"it\s+should\s+(?:say|read)|something\s+like)(?:\s+that)?(?:\s*:)?\s+")
+_FOR_ME = r"(?:\s+(?:for\s+me|real\s+quick|quick(?:ly)?|now|for\s+me\s+(?:real\s+)?quick(?:ly)?)|" + _CHANNEL + r")?"
+_NOTE_WORD = (r"(?:(?:whatsapp|sms|signal|slack|telegram|email|text|voice|facebook|insta(?:gram)?)\s+)?"  # "a whatsapp message"
+              r"(?:message|text|email|e-mail|note|line|msg|dm|reply|letter|response|whatsapp|sms)")
 # (kind, pattern). Named groups: trig (the action's verb), to, body (the dictated words), what.
 def _v(*stems: str) -> str:
     """A verb in its base form or its -ing form ("would you mind putting ..."): "put" -> put(?:ting)?"""
@@ -249,9 +268,9 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
                       r"|\s*,|\s+about)\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write", "fire", "get", "ping", "flick", "zap") +
                      r")(?:\s+(?:off|over|out))?\s+(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+"
-                     r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _SAYING +
+                     r"(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:(?:\s+(?:over|across|off))?\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _SAYING +
                      r"\s+(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
+    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp", "sms") +
                      r"|writ(?:e|ing)\s+to|reply(?:ing)?\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + r"(?:" + _SAYING +
                      r"|\s*,(?!\s*(?:(?:and|then|or|but|so|because|cause|cos|since|if|when|she|he|they)\b|(?-i:[A-Z])[\w'-]+\s*"
                      r"(?:,|and\b))))\s+(?P<body>\S.*)"),
@@ -259,12 +278,32 @@ _FORMS: list[tuple[str, re.Pattern]] = [(k, re.compile(p, re.I)) for k, p in [
     ("send_message", r"\b(?P<trig>reach(?:ing)?\s+out\s+to|get(?:ting)?\s+in\s+touch\s+with|" + _v("contact") +
                      r"|hit(?:ting)?\s+up)\s+(?P<to>" + WHO + r")" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>hit(?:ting)?)\s+(?P<to>" + WHO + r")\s+up" + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("give") + r")\s+(?P<to>" + WHO + r")\s+an?\s+(?:quick\s+)?(?:shout|buzz|holler|bell)"
+                     + _FOR_ME + _SAYING + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("send", "forward") + r")\s+(?P<to>" + WHO + r")" + _DICT_OBJ + _FOR_ME + _DICT_DELIM +
+                     r"\s+(?P<body>\S.*)"),
+    # the recipient in one sentence, the words in the next: "send a message to X. say ...", "can you
+    # text X? just tell her ...", "message X for me. the message is: ..."
+    ("send_message", r"\b(?P<trig>" + _v("send", "shoot", "drop", "write", "fire", "get") + r")(?:\s+(?:off|over|out))?\s+"
+                     r"(?:(?P<to>" + WHO + r")\s+)?(?:a|an)\s+(?:quick\s+|short\s+)?" + _NOTE_WORD + r"(?:(?:\s+(?:over|across|"
+                     r"off))?\s+to\s+(?P<to2>" + WHO + r"))?" + _FOR_ME + _NEXT_SAY + r"(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("text", "txt", "email", "e-mail", "message", "msg", "dm", "ping", "whatsapp") +
+                     r"|writ(?:e|ing)\s+to)\s+(?P<to>" + WHO + r")" + _FOR_ME + _NEXT_SAY + r"(?P<body>\S.*)"),
+    # the words first, the recipient after: "send this (message) to X: ...", "here's a message for X: ..."
+    ("send_message", r"\b(?P<trig>" + _v("send", "forward", "pass") + r")\s+(?:this|the\s+following)(?:\s+(?:message|text|"
+                     r"msg|note|email|on))?\s+to\s+(?P<to>" + WHO + r")" + _FOR_ME + _DICT_DELIM + r"\s+(?P<body>\S.*)"),
+    ("send_message", r"(?:^|(?<=[.!?:]\s)|(?<=[.!?:]\s\s))(?P<trig>(?:here'?s\s+|(?:please\s+)?send\s+)?(?:an?\s+)?(?:quick\s+)?"
+                     r"(?:message|text|msg)\s+(?:for|to)\s+)(?P<to>(?!self\b|myself\b|me\b|you\b)" + WHO + r")\s*:\s+(?P<body>\S.*)"),
+    # asking someone something: "ask Lena if she's free on Sunday" (not "ask me ...": a check-in)
+    ("send_message", r"\b(?P<trig>" + _v("ask") + r")\s+(?P<to>(?!me\b|myself\b|you\b|u\b|for\b|around\b|about\b|"
+                     r"if\b|whether\b)" + WHO + r")" + _FOR_ME + r"(?=\s+(?:if|whether|when|what|where|why|how|who|which)\b)"
+                     r"\s+(?P<body>\S.*)"),
     ("send_message", r"\b(?P<trig>" + _v("give") + r")\s+(?P<to>" + WHO + r")\s+(?:a\s+)?(?:quick\s+)?heads?[-\s]?up"
                      r"(?:\s+that|\s*:|\s*,|\s+[-\u2013\u2014]+(?=\s))\s+(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")\s+(?:that\s+)?(?P<body>\S.*)"),
-    ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know\s+(?:that\s+)?(?P<body>\S.*)"),
-    ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
-                     r"{0,7}?)(?:to|about|that|of)\s+(?P<what>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("tell", "inform") + r")\s+(?P<to>" + WHO + r")(?:\s*:|\s+that)?\s+(?P<body>\S.*)"),
+    ("send_message", r"\b(?P<trig>" + _v("let") + r")\s+(?P<to>" + WHO + r")\s+know" + _CHANNEL + r"?\s+(?:that\s+)?(?P<body>\S.*)"),
+    ("set_reminder", r"\b(?P<trig>" + _v("remind", "nudge", "ping", "buzz") + r")\s+me,?\s+(?P<pre>(?:[\w:.'~-]+,?\s+)"
+                     r"{0,7}?)(?:(?:to|about|that|of)\s+|(?P<pre2>[\w.'~-]+)\s*:\s+)(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r")\s+(?:me\s+)?(?:a|an)\s+"
                      r"reminder\s+(?:for|at)\s+(?P<pre>[^.!?]*?)\s+(?:to|about)\s+(?P<what>\S.*)"),
     ("set_reminder", r"\b(?P<trig>" + _v("set", "add", "make", "create", "schedule") + r"|put(?:ting)?\s+in)\s+"
@@ -319,9 +358,16 @@ def _sentence_end(text: str, start: int) -> int:
     return m.start() if m else len(text)
 
 
+_QUOTE_SPAN = re.compile(r"(?i)\s*(?:,\s*)?quote\s*[,:]?\s+(?P<w>[^\n]{1,300}?)[\s,]*\b(?:(?:end|close)\s+quote|unquote)\b")
+_QUOTE_WORDS = re.compile(r"(?i)\s*(?:,\s*)?quote\s*[,:]?\s+(?P<w>.+?)[\s,]*(?:\b(?:end|close)\s+quote|\bunquote)\b\W*$")
+
+
 def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
     """The dictated words from `start` to the end of their sentence, without the quotation marks
-    around them or a "please" / "thanks" said to the companion after them."""
+    around them or a "please" / "thanks" said to the companion after them; words spoken between
+    "quote" and "unquote" / "end quote" are taken whole, across sentence ends."""
+    if q := _QUOTE_SPAN.match(text, start):
+        return q["w"].strip(" ,"), q.start("w"), q.end()
     end = _sentence_end(text, start)
     body = text[start:end]
     if end < len(text) and text[end] == "?" and not _WH_START.match(body) and not re.match(
@@ -335,6 +381,8 @@ def _body(text: str, start: int, question_form: bool) -> tuple[str, int, int]:
     if end < len(text) and text[end] == "?":
         body = re.sub(r"(?i)\s+for me\s*$", "", body)  # "would you text her saying ... for me?": said to the companion
     body = _TRAILING_POLITE.sub("", body).rstrip(" ,;:")
+    if q := _QUOTE_WORDS.match(body):  # "quote, I'll be late, end quote": the words between
+        return q["w"].strip(" ,"), start + q.start("w"), end
     stripped = body.strip()
     lead = len(body) - len(body.lstrip())
     if len(stripped) > 1 and stripped[0] in "\"\u201c\u2018'" and stripped[-1] in "\"\u201d\u2019'":
@@ -406,7 +454,10 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
                           r"wonderful|fab|a\s+(?:huge\s+|big\s+)?help)\W*$", "", body) or body
         if kind == "send_message" and not (to and body):
             return None
-        return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None})
+        # a question to pass on ("asking if ...", "ask her whether ..."): its "if" is not a condition
+        hint = "passes_on" if body and re.search(r"(?i)\b(?:ask(?:ing)?|see|check|find\s+out)(?:\s+\S+){0,3}\s*$", text[start:cstart]) and re.match(
+            r"(?i)(?:if|whether)\b", body) else ""
+        return Candidate(kind, start, end, cstart, {"to": _clean(to) or None, "text": body or None}, hint)
     if kind == "set_reminder" and m["trig"].lower().startswith(("ping", "nudge", "buzz")) and re.match(
             r"(?i)(?:ask|see|check)\s+(?:in\s+)?(?:(?:with|on)\s+me\s+)?(?:how|whether|if|about)\b", m["what"]):
         # "ping me friday to ask how the interview went": the companion asking, a check-in
@@ -418,7 +469,8 @@ def _candidate(kind: str, m: re.Match, text: str, now: datetime, doc) -> Candida
             return None
         return Candidate(kind, start, end, None, {"when": when_iso, "topic": _yours(_strip_when(topic)) or None})
     if kind == "set_reminder":
-        if m.groupdict().get("pre") and _strip_when(m["pre"]).lower() not in ("", "later", "later on"):
+        pre = (m.groupdict().get("pre") or "") + (m.groupdict().get("pre2") or "")
+        if pre and _strip_when(pre).lower() not in ("", "later", "later on"):
             return None  # "remind me why I ..." and the like: only a time may stand before "to"
         what_start = m.start("what")
         end = _sentence_end(text, what_start)
@@ -478,8 +530,8 @@ def _chunk(doc, text: str, to_start: int, to_end: int, body_start: int, trig: st
     there ("tell my best friend I'm sorry"), the dictated words what follows it."""
     for chunk in getattr(doc, "noun_chunks", []):
         if chunk.start_char <= to_start < chunk.end_char:
-            if trig == "let":
-                return text[to_start:chunk.end_char], body_start
+            if trig == "let":  # "let X know": the recipient is all before "know" ("my friend Sam")
+                return text[to_start:max(chunk.end_char, to_end)], body_start
             toks = [t for t in chunk if t.idx >= to_start]
             if toks and toks[0].pos_ == "PROPN" and any(t.pos_ != "PROPN" for t in toks):
                 # "tell Mei happy birthday": the parser ran the name into the words; the name ends
