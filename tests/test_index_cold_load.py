@@ -7,6 +7,7 @@ caught it, with LoCoMo present; this test did not reproduce it and guards the pl
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+import pytest
 
 from consent import records
 from memory import indexes, messages
@@ -51,6 +52,7 @@ def test_a_cold_load_holds_the_vectors_and_postings_the_warm_index_held(home):
     cold.close()
 
 
+@pytest.mark.both_backends
 def test_a_cold_load_embeds_and_stores_the_vectors_a_crash_left_missing(home):
     """The dense index reads ids and ordinals only; a message without a vector (a reply whose
     vector a crash cut off) is read by id, embedded from its own text and stored, so the cold
