@@ -392,26 +392,7 @@ class PostgresStore(BaseStore):
     _COPY_ROW = np.dtype([("nf", ">i2"), ("l1", ">i4"), ("ordinal", ">i8"), ("l2", ">i4"), ("dim", ">i2"),
                           ("unused", ">i2"), ("vec", ">f4", (schema.DIM,))])
 
-    _AGG_ROW = np.dtype([("ordinal", ">i8"), ("dim", ">i2"), ("unused", ">i2"), ("vec", ">f4", (schema.DIM,))])
-
     def read_vectors(self, participant: str, from_ordinal: int, ids=None) -> tuple[np.ndarray, np.ndarray]:
-        """One value: the server concatenates (ordinal, embedding) in their binary send formats
-        into one bytea, fetched in binary and parsed by numpy as fixed-size records (a COPY hands
-        the rows over one call each, which at 100k rows costs more than the read itself)."""
-        with self.conn.checkout() as raw:
-            cur = raw.cursor(binary=True)
-            cur.execute("SELECT string_agg(int8send(ordinal::int8) || vector_send(embedding), ''::bytea "
-                        "ORDER BY ordinal) FROM message_vectors WHERE participant=%s AND ordinal>=%s",
-                        (participant, from_ordinal))
-            row = cur.fetchone()
-        data = bytes(row[0]) if row is not None and row[0] is not None else b""
-        n = len(data) // self._AGG_ROW.itemsize
-        if n * self._AGG_ROW.itemsize != len(data):
-            raise StoreError("message_vectors: unexpected row size (is embedding vector(384)?)")
-        rec = np.frombuffer(data, dtype=self._AGG_ROW, count=n)
-        return rec["ordinal"].astype(np.int64), rec["vec"].astype(np.float32)
-
-    def read_vectors_copy(self, participant: str, from_ordinal: int, ids=None) -> tuple[np.ndarray, np.ndarray]:
         """One binary COPY of (ordinal, embedding), parsed by numpy as fixed-size records."""
         with self.conn.checkout() as raw, raw.cursor().copy(
                 "COPY (SELECT ordinal::int8, embedding FROM message_vectors WHERE participant=%s AND ordinal>=%s "
