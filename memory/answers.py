@@ -319,17 +319,27 @@ class Names(dict):
         return self
 
 
+def _names_read(doc) -> tuple:
+    """What one text adds to `known_names`, in the order it adds it: (name, relation, as written)
+    for each named mention, then (name, None, as written) for each one-token PERSON/ORG/GPE/NORP
+    entity (taken only if no earlier name has that spelling)."""
+    named = tuple((n.lower_, m.rel, n.text) for m in mentions(doc) for n in m.names)
+    ents = tuple((e.root.lower_, None, e.root.text) for e in doc.ents
+                 if e.label_ in ("PERSON", "ORG", "GPE", "NORP") and len(e) == 1)
+    return named, ents
+
+
 def known_names(texts: list[str]) -> Names:
     out = Names()
-    for doc in nlp.parse_many([facts.blank_quotes(t) for t in texts]):
-        for m in mentions(doc):
-            for n in m.names:
-                out[n.lower_] = m.rel
-                out.display.setdefault(n.lower_, n.text)
-        for e in doc.ents:
-            if e.label_ in ("PERSON", "ORG", "GPE", "NORP") and len(e) == 1 and e.root.lower_ not in out:
-                out[e.root.lower_] = None
-                out.display.setdefault(e.root.lower_, e.root.text)
+    # each text's reading is kept (nlp.read_many): the same statements come back turn after turn
+    for named, ents in nlp.read_many("known_names", [facts.blank_quotes(t) for t in texts], _names_read):
+        for low, rel, shown in named:
+            out[low] = rel
+            out.display.setdefault(low, shown)
+        for low, _, shown in ents:
+            if low not in out:
+                out[low] = None
+                out.display.setdefault(low, shown)
     return out
 
 

