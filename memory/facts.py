@@ -299,7 +299,7 @@ def not_stated(pred) -> str | None:
     chain = [pred]
     t = pred
     # a conjunct without its own subject shares its head's negation and modality
-    while t.dep_ in ("conj", "xcomp") and not _own_subject(t) and t.head.i != t.i:
+    while (t.dep_ in ("conj", "xcomp") or _listed(t)) and not _own_subject(t) and t.head.i != t.i:
         t = t.head
         chain.append(t)
     for t in chain:
@@ -346,11 +346,19 @@ def _subject(pred):
         for c in t.children:
             if c.dep_ in ("nsubj", "nsubjpass"):
                 return c
-        if t.dep_ in ("conj", "xcomp") and t.head.i != t.i:
+        if (t.dep_ in ("conj", "xcomp") or _listed(t)) and t.head.i != t.i:
             t = t.head
         else:
             break
     return None
+
+
+def _listed(t) -> bool:
+    """A finite verb the parse hangs as an unmarked adverbial clause of the one before it, in a list
+    of predicates sharing one subject ("I work as a nurse, live in Denver, and have three kids"):
+    it shares that subject, and that clause's negation and modality."""
+    return t.dep_ == "advcl" and t.tag_ in ("VBP", "VBZ", "VBD") and not _own_subject(t) and \
+        not any(c.dep_ in ("mark", "advmod") and c.tag_ in ("IN", "WRB") for c in t.children)
 
 
 def _phrase_tokens(pred, subj):
