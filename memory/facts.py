@@ -797,6 +797,15 @@ _APART = {("break", "up"), ("split", "up"), ("divorce", None), ("separate", None
 def _joint_name(subj):
     """"Lena and I", "me and Kofi", "Kofi and me": the name said together with the speaker."""
     group = [subj, *subj.conjuncts]
+    doc = subj.doc
+    if subj.lower_ in ("i", "me") and not subj.conjuncts:
+        # the parse may split "Amara and I" (the name as a clause of its own): read the words
+        if subj.i >= 2 and doc[subj.i - 1].lower_ == "and" and _is_name(doc[subj.i - 2]) and \
+                (subj.i == 2 or doc[subj.i - 3].is_punct or doc[subj.i - 3].is_sent_start is None or
+                 doc[subj.i - 3].pos_ in ("INTJ", "CCONJ", "ADV", "PUNCT")):
+            return doc[subj.i - 2]
+        if subj.i + 2 < len(doc) and doc[subj.i + 1].lower_ == "and" and _is_name(doc[subj.i + 2]):
+            return doc[subj.i + 2]
     if not any(t.lower_ in ("i", "me") for t in group):
         return None
     names = [t for t in group if _is_name(t) and t.lower_ not in ("i", "me")]
@@ -828,7 +837,9 @@ def _partners(doc, questions) -> list[Fact]:
         else:
             subj_self = subj is not None and subj.lower_ in ("i",) and not subj.conjuncts
             name = _joint_name(subj) if subj is not None else None
-        ev = _span(doc, {t.i for t in (subj.subtree if subj is not None else [])} | {tok.i, verb.i})
+        lo = min([tok.i, verb.i] + ([subj.i] if subj is not None else []) + ([name.i] if name is not None else []))
+        if any(t.lower_ in ("not", "n't", "never", "no", "nt") for t in doc[lo: tok.i]):
+            continue  # a negation the parse hung elsewhere ("Diego and I never got married")
         if name is not None:
             if lemma in _TOGETHER or word in ("married", "engaged"):
                 kind = _TOGETHER.get(lemma, word)
