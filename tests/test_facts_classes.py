@@ -167,3 +167,24 @@ def test_the_second_gate_reads_the_clause_not_the_sentence():
     assert dog and not fact_classifier.plain(dog[0].sentence) and fact_classifier.admits(dog[0])
     doc = facts.nlp.parse(facts.prepare("My friend said my sister plays cello in an orchestra."))
     assert not any(fact_classifier.admits(c) for c in facts.read_doc(doc)[1])
+
+
+def test_test_families_are_held_apart_and_differ_from_train_and_dev():
+    where = factgen.splits()
+    test = {f.id for f in factgen.TEST_FAMILIES}
+    assert {fid for fid, s in where.items() if s == "test"} == test
+    others = {w.lower() for f in factgen.FAMILIES for w in f.wordings}
+    assert not any(w.lower() in others for f in factgen.TEST_FAMILIES for w in f.wordings)
+    rows = factgen.generate("test", n=1, seed=2)
+    assert {r["family"] for r in rows} == test and all(r["split"] == "test" for r in rows)
+
+
+def test_no_look_alike_of_the_test_families_is_stored_on_either_road():
+    """The generator's held-out look-alike families (never tuned on): nothing negated, supposed,
+    asked or reported is stored as said, on the rule road or with the learned one."""
+    rows = [r for r in factgen.generate("test", n=3, seed=11) if not r["fact"]]
+    assert len(rows) == 4 * 2 * 3  # four families, two wordings each, three draws
+    for learned in (False, True):
+        got = facts.extract_many([r["text"] for r in rows], learned)
+        result = facts_eval.score(rows, [[f.text for f in g] for g in got], per_persona=False)
+        assert result["opposite"] == 0, result["opposites"]
