@@ -270,6 +270,7 @@ def _aside(clause) -> bool:
         not any(c.dep_ in ("dobj", "attr", "ccomp") for c in clause.children)
 
 
+_HEARSAY = {"apparently", "supposedly", "allegedly", "reportedly", "rumoredly", "purportedly"}
 _ROLES = {"boss", "king", "queen", "landlord", "ruler", "master", "overlord", "chef", "princess", "prince", "mvp"}
 
 
@@ -312,6 +313,9 @@ def not_stated(pred) -> str | None:
             return "supposed"  # "if my sister visits we will go out"
         if any(c.dep_ == "advmod" and c.lower_ in ("maybe", "perhaps", "possibly", "hopefully") for c in t.children):
             return "supposed"  # "maybe I'll sign up one day"
+        if any(c.dep_ == "advmod" and c.lower_ in _HEARSAY for c in t.children) or \
+                any(c.dep_ == "prep" and c.lower_ == "according" for c in t.children):
+            return "reported or wished"  # "Apparently my neighbour is moving to Leeds", "According to Lena, ..."
         if t is pred and (any(c.dep_ == "advmod" and c.lower_ in ("basically", "literally", "practically")
                               for c in t.children) or "at this point" in t.sent.text.lower()):
             return "figure of speech"  # "I basically live at the gym at this point lol"
