@@ -798,6 +798,9 @@ _TOGETHER = {"marry": "married", "engage": "engaged", "wed": "married"}
 _APART = {("break", "up"), ("split", "up"), ("divorce", None), ("separate", None)}
 
 
+_PARTNER_LEMMAS = {*_TOGETHER, *(v for v, _ in _APART), "date", "see"}
+
+
 def _joint_name(subj):
     """"Lena and I", "me and Kofi", "Kofi and me": the name said together with the speaker."""
     group = [subj, *subj.conjuncts]
@@ -826,6 +829,8 @@ def _partners(doc, questions) -> list[Fact]:
     for tok in doc:
         if tok.sent.start in questions or tok.pos_ not in ("VERB", "AUX", "ADJ"):
             continue
+        if tok.lemma_.lower() not in _PARTNER_LEMMAS and tok.lower_ not in ("married", "engaged"):
+            continue  # cheap first: only the verbs this reads
         verb = tok
         while verb.dep_ in ("acomp", "xcomp", "oprd", "auxpass") and verb.head.i != verb.i and verb.pos_ != "AUX":
             verb = verb.head
