@@ -41,12 +41,12 @@ DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "facts" / "de
 def _candidates(texts: list[str]):
     """Per text: (rule facts, the candidates the learned road may see: past the sentence gate)."""
     from memory import facts
-    from memory.fact_classifier import plain
+    from memory.fact_classifier import admits
 
     out = []
     for d in fs.parse(texts):
         found, cands = facts.read_doc(d)
-        out.append((found, [c for c in cands if plain(c.sentence or c.evidence)]))
+        out.append((found, [c for c in cands if admits(c)]))
     return out
 
 

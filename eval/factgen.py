@@ -195,6 +195,69 @@ FAMILIES = [
 ]
 
 
+# ================================================================ TEST families (facts4, issue 27)
+# Written once, before the change they measure, in constructions none of FAMILIES uses (reported
+# clauses hung off a time phrase, fronted objects, lists, appositions, dashes and emoji, long
+# chatty run-ons, questions with the fact in a subordinate clause); never tuned on, never used
+# for a threshold: `generate("test")` is for the final report only.
+TEST_FAMILIES = [
+    F("t-multi-run-on", "several", ["ok so quick update, my {rel} {name} just started as a {occ} and honestly she loves it, "
+                                    "and we finally moved to {city} last month",
+                                    "Long week! {name}, my {rel}, got a job as a {occ}, and I moved to {city} in {month}."],
+      [("family", ["{rel}", "{name:l}"]), ("work", ["{occ}"]), ("place", ["{city:l}"])]),
+    F("t-multi-list", "several", ["About me: {age}, {occ}, based in {city}.",
+                                  "me: {age}, {diet}, working as a {occ} in {city}"],
+      [("age", ["{age}"]), ("work", ["{occ}"]), ("place", ["{city:l}"])]),
+    F("t-passing-why", "passing", ["Why is it so hard to find a flat here in {city} when you work at the {place}?",
+                                   "Any idea why my {animal} {pet} keeps scratching the sofa?"],
+      [("any", ["{city:l}|{pet:l}"])]),
+    F("t-passing-rant", "passing", ["Twelve-hour shifts at the {place} again this week, I'm exhausted",
+                                    "so tired of commuting, the drive from {city} to the {place} takes ages every day"],
+      [("work", ["{place}"])]),
+    F("t-past-since", "past", ["Ever since I left {city} I miss the food.", "I moved out of {city} back in {month}."],
+      [("past", ["{city:l}"])], forbid=[["lives", "{city:l}"]]),
+    F("t-past-former", "past", ["My ex, {name}, still texts me sometimes.",
+                                "I was a {occ} until {month}, now I'm between jobs."],
+      [("past", ["{name:l}|{occ}"])], forbid=[["partner|girlfriend|boyfriend", "{name:l}"]]),
+    F("t-correct", "correction", ["Wait, I got that wrong: it's {city}, not {city2}, where I live.",
+                                  "No sorry, I'm {age}, I typed {age2} by mistake."],
+      [("any", ["{city:l}|{age}"])], forbid=[["{city2:l}"], ["{age2}"]]),
+    F("t-norel-names", "no-relation-word", ["{name} and I have {kids} kids together.",
+                                            "{pet} (my {animal}) is {age2} in dog years lol"],
+      [("any", ["{name:l}|{pet:l}"])]),
+    F("t-numbers", "numbers", ["Turning {age} next week, feeling old.",
+                               "It's been {years} years since I started at {company}."],
+      [("any", ["{age}|{company:l}"])]),
+    F("t-plan-date", "numbers", ["Booked a trip to {city} on {month} 14th!",
+                                 "We're heading to {city} for a week in {month}."],
+      [("plan", ["{city:l}"])]),
+    F("t-health", "health", ["Doctor says it's {condition}, so now I'm on {med}.",
+                             "Been living with {condition} for {years} years now."],
+      [("health", ["{condition}"])]),
+    F("t-diet", "health", ["Being {diet} makes eating out hard.", "As a {diet} I struggle at barbecues."],
+      [("diet", ["{diet}"])]),
+    F("t-schedule", "schedule", ["Night shift at the {place} again tonight, 10pm to 6am.",
+                                 "I'm on the early shift at the {place} all week."],
+      [("work", ["{place}"])]),
+    F("t-study", "study", ["Final year of my {subject} degree, wish me luck",
+                           "Exams for my {subject} course are next week."],
+      [("study", ["{subject:l}"])]),
+    F("t-register", "register", ["me nd my {rel} {name} live in {city} \U0001f60a",
+                                 "Working like {occ} in {city} since {years} year."],
+      [("any", ["{city:l}|{occ}"])]),
+    # look-alikes
+    F("t-neg", "negated", ["Nope, never been a {occ} in my life.", "{city}? I've never even been there, let alone lived there."],
+      forbid=[["{occ}"], ["{city:l}"]]),
+    F("t-hypo", "hypothetical", ["Imagine living in {city}, that would be the dream.",
+                                 "Thinking about maybe getting a {animal} one of these days."],
+      forbid=[["{city:l}"], ["{animal}"]]),
+    F("t-question", "question", ["How long does it take to train as a {occ}?", "What's it like living in {city}?"],
+      forbid=[["{occ}"], ["{city:l}"]]),
+    F("t-reported", "reported", ["According to {name}, she's a {occ} now.", "Apparently my neighbour is moving to {city}."],
+      optional=[["neighbour"]], forbid=[["{occ}"], ["{city:l}"]]),
+]
+
+
 def splits(seed: int = 27) -> dict[str, str]:
     """family id -> train | dev: per class a seeded shuffle, about half on each side (a class
     with one family is train; the look-alike classes are paired so each side has every kind)."""
@@ -209,6 +272,8 @@ def splits(seed: int = 27) -> dict[str, str]:
         half = max(1, len(ids) // 2)
         for i, fid in enumerate(ids):
             out[fid] = "train" if i < half else "dev"
+    for f in TEST_FAMILIES:
+        out[f.id] = "test"
     return out
 
 
@@ -224,7 +289,7 @@ def generate(split: str | None = None, n: int = 6, seed: int = 3) -> list[dict]:
     rng = random.Random(seed)
     where = splits()
     rows = []
-    for f in FAMILIES:
+    for f in FAMILIES + TEST_FAMILIES:
         if split is not None and where[f.id] != split:
             continue
         for w, wording in enumerate(f.wordings):
@@ -249,7 +314,7 @@ def generate(split: str | None = None, n: int = 6, seed: int = 3) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.factgen", description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
+    ap.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
     ap.add_argument("--n", type=int, default=6, help="rows per wording")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", default="-")

@@ -473,7 +473,7 @@ def sweep(locomo: str, msc: str, thresholds=(0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8
         out = []
         for d in parse(texts):
             rule, cands = facts.read_doc(d)
-            cands = [c for c in cands if fact_classifier.plain(c.sentence or c.evidence)]
+            cands = [c for c in cands if fact_classifier.admits(c)]
             p = fact_classifier.probabilities(cands) if cands else np.zeros(0)
             out.append(([f.text for f in rule], [(c.text, float(x)) for c, x in zip(cands, p)]))
         return out

@@ -69,6 +69,12 @@ def plain(sentence: str) -> bool:
     return not _NOT_PLAIN.search(sentence.replace("\u2019", "'"))
 
 
+def admits(cand) -> bool:
+    """The second gate for one candidate (memory.facts.Candidate): `plain` over its clause's scope
+    (memory.facts.clause_scope: the clause and what governs it), not the whole sentence."""
+    return plain(getattr(cand, "scope", "") or getattr(cand, "sentence", "") or cand.evidence)
+
+
 def _embedder():
     from memory import embeddings
 
@@ -88,7 +94,7 @@ def decide_many(batches: list[list]) -> list[list]:
     makes them Facts (slot None: a learned claim deduplicates by its text; the rule road's slots
     are what supersede). This module imports nothing of memory.facts: no cycle."""
     m = model()
-    batches = [[c for c in b if plain(getattr(c, "sentence", "") or c.evidence)] for b in batches]
+    batches = [[c for c in b if admits(c)] for b in batches]
     flat = [c for b in batches for c in b]
     if m is None or not flat:
         return [[] for _ in batches]

@@ -270,6 +270,29 @@ def _aside(clause) -> bool:
         not any(c.dep_ in ("dobj", "attr", "ccomp") for c in clause.children)
 
 
+_HEARSAY = {"apparently", "supposedly", "allegedly", "reportedly", "rumoredly", "purportedly"}
+_ROLES = {"boss", "king", "queen", "landlord", "ruler", "master", "overlord", "chef", "princess", "prince", "mvp"}
+
+
+def _figure(pred) -> bool:
+    """A role or a bond said in figure: "My dog is the real boss of this house" (a household role
+    with "the"), "I'm married to my job" (married to something of theirs that is no person)."""
+    if pred.lemma_ == "be":
+        for c in pred.children:
+            if c.dep_ == "attr" and c.lemma_.lower() in _ROLES and any(d.dep_ == "det" and d.lower_ == "the"
+                                                                     for d in c.children):
+                return True
+    for c in [pred, *pred.children]:
+        if c.lower_ in ("married", "engaged", "wedded"):
+            for p in c.children:
+                if p.dep_ == "prep" and p.lower_ == "to":
+                    o = _pobj(p)
+                    if o is not None and o.pos_ != "PROPN" and o.lemma_.lower() not in lexicon()["relations"] and \
+                            o.lower_ not in _PRONOUN:
+                        return True
+    return False
+
+
 def not_stated(pred) -> str | None:
     """Why the clause headed by `pred` states nothing (None: it is stated). "ended": it states a
     past state ("I'm not with Dan anymore", "I used to live in Madrid"), read by `_ended`."""
@@ -277,7 +300,7 @@ def not_stated(pred) -> str | None:
     chain = [pred]
     t = pred
     # a conjunct without its own subject shares its head's negation and modality
-    while t.dep_ in ("conj", "xcomp") and not _own_subject(t) and t.head.i != t.i:
+    while (t.dep_ in ("conj", "xcomp") or _listed(t)) and not _own_subject(t) and t.head.i != t.i:
         t = t.head
         chain.append(t)
     for t in chain:
@@ -290,9 +313,14 @@ def not_stated(pred) -> str | None:
             return "supposed"  # "if my sister visits we will go out"
         if any(c.dep_ == "advmod" and c.lower_ in ("maybe", "perhaps", "possibly", "hopefully") for c in t.children):
             return "supposed"  # "maybe I'll sign up one day"
+        if any(c.dep_ == "advmod" and c.lower_ in _HEARSAY for c in t.children) or \
+                any(c.dep_ == "prep" and c.lower_ == "according" for c in t.children):
+            return "reported or wished"  # "Apparently my neighbour is moving to Leeds", "According to Lena, ..."
         if t is pred and (any(c.dep_ == "advmod" and c.lower_ in ("basically", "literally", "practically")
                               for c in t.children) or "at this point" in t.sent.text.lower()):
             return "figure of speech"  # "I basically live at the gym at this point lol"
+        if t is pred and _figure(t):
+            return "figure of speech"
         if t is pred and _no_longer(t):
             return "ended"
         if _negated(t):
@@ -322,11 +350,19 @@ def _subject(pred):
         for c in t.children:
             if c.dep_ in ("nsubj", "nsubjpass"):
                 return c
-        if t.dep_ in ("conj", "xcomp") and t.head.i != t.i:
+        if (t.dep_ in ("conj", "xcomp") or _listed(t)) and t.head.i != t.i:
             t = t.head
         else:
             break
     return None
+
+
+def _listed(t) -> bool:
+    """A finite verb the parse hangs as an unmarked adverbial clause of the one before it, in a list
+    of predicates sharing one subject ("I work as a nurse, live in Denver, and have three kids"):
+    it shares that subject, and that clause's negation and modality."""
+    return t.dep_ == "advcl" and t.tag_ in ("VBP", "VBZ", "VBD") and not _own_subject(t) and \
+        not any(c.dep_ in ("mark", "advmod") and c.tag_ in ("IN", "WRB") for c in t.children)
 
 
 def _phrase_tokens(pred, subj):
@@ -758,6 +794,102 @@ def _name(doc) -> list[Fact]:
     return out
 
 
+_TOGETHER = {"marry": "married", "engage": "engaged", "wed": "married"}
+_APART = {("break", "up"), ("split", "up"), ("divorce", None), ("separate", None)}
+
+
+_PARTNER_LEMMAS = {*_TOGETHER, *(v for v, _ in _APART), "date", "see"}
+
+
+def _joint_name(subj):
+    """"Lena and I", "me and Kofi", "Kofi and me": the name said together with the speaker."""
+    group = [subj, *subj.conjuncts]
+    doc = subj.doc
+    if subj.lower_ in ("i", "me") and not subj.conjuncts:
+        # the parse may split "Amara and I" (the name as a clause of its own): read the words
+        if subj.i >= 2 and doc[subj.i - 1].lower_ == "and" and _is_name(doc[subj.i - 2]) and \
+                (subj.i == 2 or doc[subj.i - 3].is_punct or doc[subj.i - 3].is_sent_start is None or
+                 doc[subj.i - 3].pos_ in ("INTJ", "CCONJ", "ADV", "PUNCT")):
+            return doc[subj.i - 2]
+        if subj.i + 2 < len(doc) and doc[subj.i + 1].lower_ == "and" and _is_name(doc[subj.i + 2]):
+            return doc[subj.i + 2]
+    if not any(t.lower_ in ("i", "me") for t in group):
+        return None
+    names = [t for t in group if _is_name(t) and t.lower_ not in ("i", "me")]
+    return names[0] if len(names) == 1 else None
+
+
+def _partners(doc, questions) -> list[Fact]:
+    """Someone of the speaker's named with no relation word: "Lena and I got married in March",
+    "Kofi and I have been married for five years" -> "Is married to Lena"; "Yuki and I broke up",
+    "me and Kofi split up" -> "Is no longer with Yuki" (ends Yuki); "I've been seeing Jonas since
+    June", "Been dating Tomasz for months" -> "Is dating Jonas". Through the same gates as every
+    clause (`not_stated`); a question's sentence is skipped."""
+    out = []
+    for tok in doc:
+        if tok.sent.start in questions or tok.pos_ not in ("VERB", "AUX", "ADJ"):
+            continue
+        if tok.lemma_.lower() not in _PARTNER_LEMMAS and tok.lower_ not in ("married", "engaged"):
+            continue  # cheap first: only the verbs this reads
+        verb = tok
+        while verb.dep_ in ("acomp", "xcomp", "oprd", "auxpass") and verb.head.i != verb.i and verb.pos_ != "AUX":
+            verb = verb.head
+        why = not_stated(tok) or (not_stated(verb) if verb is not tok else None)
+        if why:
+            continue
+        lemma = tok.lemma_.lower()
+        word = tok.lower_
+        subj = _subject(verb)
+        if subj is None and verb.dep_ == "ROOT" and verb.i == verb.sent.start + (1 if doc[verb.sent.start].lower_ in
+                                                                             ("been", "just") else 0):
+            subj_self, name = True, None  # "Been dating Tomasz", "Just married Lena"
+        else:
+            subj_self = subj is not None and subj.lower_ in ("i",) and not subj.conjuncts
+            name = _joint_name(subj) if subj is not None else None
+        lo = min([tok.i, verb.i] + ([subj.i] if subj is not None else []) + ([name.i] if name is not None else []))
+        if any(t.lower_ in ("not", "n't", "never", "no", "nt") for t in doc[lo: tok.i]):
+            continue  # a negation the parse hung elsewhere ("Diego and I never got married")
+        if name is not None:
+            if lemma in _TOGETHER or word in ("married", "engaged"):
+                kind = _TOGETHER.get(lemma, word)
+                out.append(Fact(f"Is {kind} to {name.text}", None, "family", _span(doc, {name.i, tok.i})))
+                continue
+            prt = next((c.lower_ for c in tok.children if c.dep_ == "prt"), None)
+            if (lemma, prt) in _APART or (lemma, None) in _APART:
+                out.append(Fact(f"Is no longer with {name.text}", None, "family", _span(doc, {name.i, tok.i}),
+                                ends=(name.lower_,)))
+                continue
+        if subj_self and lemma in ("date", "see") and tok.tag_ == "VBG" and \
+                any(c.dep_ == "aux" and c.lemma_ == "be" for c in tok.children) | (doc[tok.sent.start].lower_ == "been"):
+            obj = next((c for c in tok.children if c.dep_ == "dobj" and _is_name(c)), None)
+            if obj is not None:
+                out.append(Fact(f"Is dating {obj.text}", None, "family", _span(doc, {tok.i, obj.i})))
+    return out
+
+
+_GENERIC_CONDITIONS = {"condition", "disease", "disorder", "injury", "pressure", "syndrome", "cold"}
+
+
+def _own_conditions(doc, questions) -> list[Fact]:
+    """A condition named as the speaker's in passing: "My asthma is acting up again", "Can't sleep,
+    my eczema is terrible this week" -> "Has asthma". The noun is in the conditions list, owned by
+    "my", the subject of a stated clause (a negated, supposed or asked one says nothing)."""
+    lex = lexicon()
+    out = []
+    for tok in doc:
+        if tok.sent.start in questions or tok.dep_ not in ("nsubj", "nsubjpass"):
+            continue
+        if not (tok.lemma_.lower() in lex["conditions"] or tok.lower_ in lex["conditions"]) or \
+                tok.lower_ in _GENERIC_CONDITIONS:
+            continue
+        if not any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children):
+            continue
+        if not_stated(tok.head):
+            continue
+        out.append(Fact(f"Has {tok.lower_}", None, "health", _span(doc, {tok.i - 1, tok.i})))
+    return out
+
+
 _ENDED_WORDS = {"anymore", "longer", "no", "not", "n't", "never", "any", "more", "either"}
 
 
@@ -805,7 +937,8 @@ class Candidate:
     evidence: str
     about: str | None  # None: the participant; else the mention's key ("sister:lena")
     category: str  # the mention's category, or "other" for the participant
-    sentence: str = ""  # the sentence it sits in (memory.fact_classifier's second gate reads it)
+    sentence: str = ""  # the sentence it sits in
+    scope: str = ""  # the clause's own words and what governs it (`clause_scope`): the second gate reads it
 
 
 def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
@@ -875,6 +1008,8 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
                 cands.append(c)
     found += _dates(doc, ms)
     found += _name(doc)
+    found += _partners(doc, questions)
+    found += _own_conditions(doc, questions)
     # "Has a brother" says nothing another claim of the message does not ("Brother is an electrician")
     found = [f for f in found if not (f.text.startswith("Has ") and f.slot is None and not f.ends and len(f.text.split()) <= 3
                                       and any(g.text.lower() != f.text.lower() and f.text.split()[-1].lower() in g.text.lower().split()
@@ -948,7 +1083,38 @@ def _candidate(pred, who, subj, doc) -> Candidate | None:
     ev = _span(doc, sidx | {t.i for t in toks} | {pred.i})
     m = who.mention
     return Candidate(text[:1].upper() + text[1:], ev, None if who.self_ else m.key(),
-                     "other" if who.self_ else _CATEGORY[m.category], pred.sent.text)
+                     "other" if who.self_ else _CATEGORY[m.category], pred.sent.text, clause_scope(pred))
+
+
+_GOVERNING = {"neg", "aux", "auxpass", "mark", "advmod", "npadvmod", "nsubj", "nsubjpass", "prt", "punct", "expl"}
+_OWN_CLAUSE = {"conj", "parataxis"}
+_ENDED_OR_JOKE = re.compile(r"\b(?:used to|anymore|any more|longer|formerly|ex|jk|kidding|joking)\b", re.I)
+
+
+def clause_scope(pred) -> str:
+    """The words the learned road's second gate (memory.fact_classifier.plain) reads for the
+    clause headed by `pred`: its subtree, without a coordinated clause of its own subject ("I work
+    at the hospital and I don't like it": the second clause's negation is not the first's) unless
+    that one says the state ended or it was a joke ("I live in Porto, or I used to"); and, for
+    every clause above it, the head and what governs it: negation, auxiliaries, markers,
+    adverbs, subject ("I don't live in Leeds, I live in Porto" keeps the n't; "My friend said I
+    live in Porto" keeps said). A sign of any of those in another clause of the sentence does not
+    keep this one out (the sentence gate it replaces did)."""
+    drop = set()
+    for c in pred.children:
+        if c.dep_ in _OWN_CLAUSE and c.pos_ in ("VERB", "AUX") and _own_subject(c):
+            sub = {t.i for t in c.subtree}
+            words = " ".join(pred.doc[i].text for i in sorted(sub))
+            if not _ENDED_OR_JOKE.search(words.replace("\u2019", "'")):
+                drop |= sub
+    idx = {t.i for t in pred.subtree} - drop
+    for a in _ancestors_clauses(pred):
+        idx.add(a.i)
+        for c in a.children:
+            if c.dep_ in _GOVERNING or (c.dep_ == "advcl" and any(m.dep_ == "mark" for m in c.children)):
+                idx |= {t.i for t in c.subtree}
+    doc = pred.doc
+    return " ".join(doc[i].text for i in sorted(idx))
 
 
 def learned_road_on(learned: bool | None = None) -> bool:

@@ -121,3 +121,70 @@ def test_no_look_alike_of_the_dev_families_is_stored_on_either_road():
         assert result["opposite"] == 0, result["opposites"]
         assert all(any(facts_eval.matches(f.text, o) for o in r.get("optional", [])) for r, g in zip(rows, got)
                    for f in g), [(r["text"], [f.text for f in g]) for r, g in zip(rows, got) if g]
+
+
+# ---------------------------------------------------------------- facts4 (issue 27 round 4)
+
+@pytest.mark.parametrize("text,expected", [
+    ("Amara and I got married in June.", ["Is married to Amara"]),
+    ("Diego and I have been married for ten years.", ["Is married to Diego"]),
+    ("me and Ines split up, it's over", ["Is no longer with Ines"]),
+    ("Farah and I broke up in April.", ["Is no longer with Farah"]),
+    ("I've been seeing Kofi since March.", ["Is dating Kofi"]),
+])
+def test_a_partner_named_without_a_relation_word(text, expected):
+    got = [f.text for f in facts.extract(text, False)]
+    assert got == expected
+    if "no longer" in expected[0]:
+        assert facts.extract(text, False)[0].ends == (expected[0].split()[-1].lower(),)
+
+
+@pytest.mark.parametrize("text", [
+    "If Amara and I got married I'd be so happy.", "Did Farah and I break up?", "Diego and I never got married.",
+    "I'm married to my job lol", "My cat is the real boss of this house.", "I'm not seeing Kofi."])
+def test_no_partner_is_read_from_a_supposed_asked_negated_or_figurative_clause(text):
+    got = [f.text for f in facts.extract(text, True)]
+    assert not any(w in t.lower() for t in got for w in ("married", "dating", "longer with", "boss")), got
+
+
+def test_a_condition_owned_in_passing_and_not_when_denied():
+    assert [f.text for f in facts.extract("Ugh, my migraines are terrible this week.", False)] == ["Has migraines"]
+    assert facts.extract("My asthma isn't a problem.", False) == []  # the clause says nothing of having it? it is negated
+    assert facts.extract("Is my eczema back?", False) == []
+
+
+def test_predicates_listed_after_one_subject_share_it_and_its_negation():
+    said = [f.text for f in facts.extract("I work as a nurse, live in Denver, and have three kids.", False)]
+    assert said == ["Works as a nurse", "Lives in Denver", "Has three kids"]
+    assert facts.extract("I don't work as a nurse, live in Denver, and have three kids.", False) == []
+
+
+def test_the_second_gate_reads_the_clause_not_the_sentence():
+    doc = facts.nlp.parse(facts.prepare("My dog is my best friend and I don't care who knows it."))
+    _, cands = facts.read_doc(doc)
+    dog = [c for c in cands if c.text.startswith("Dog")]
+    # the sentence has a negation; the dog's clause has none of its own
+    assert dog and not fact_classifier.plain(dog[0].sentence) and fact_classifier.admits(dog[0])
+    doc = facts.nlp.parse(facts.prepare("My friend said my sister plays cello in an orchestra."))
+    assert not any(fact_classifier.admits(c) for c in facts.read_doc(doc)[1])
+
+
+def test_test_families_are_held_apart_and_differ_from_train_and_dev():
+    where = factgen.splits()
+    test = {f.id for f in factgen.TEST_FAMILIES}
+    assert {fid for fid, s in where.items() if s == "test"} == test
+    others = {w.lower() for f in factgen.FAMILIES for w in f.wordings}
+    assert not any(w.lower() in others for f in factgen.TEST_FAMILIES for w in f.wordings)
+    rows = factgen.generate("test", n=1, seed=2)
+    assert {r["family"] for r in rows} == test and all(r["split"] == "test" for r in rows)
+
+
+def test_no_look_alike_of_the_test_families_is_stored_on_either_road():
+    """The generator's held-out look-alike families (never tuned on): nothing negated, supposed,
+    asked or reported is stored as said, on the rule road or with the learned one."""
+    rows = [r for r in factgen.generate("test", n=3, seed=11) if not r["fact"]]
+    assert len(rows) == 4 * 2 * 3  # four families, two wordings each, three draws
+    for learned in (False, True):
+        got = facts.extract_many([r["text"] for r in rows], learned)
+        result = facts_eval.score(rows, [[f.text for f in g] for g in got], per_persona=False)
+        assert result["opposite"] == 0, result["opposites"]
