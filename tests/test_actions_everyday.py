@@ -15,36 +15,21 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from companion import actions
-from companion.settings import Settings
 from companion.turn import turn
 from consent import records
 from eval import everyday
-from memory import cells, messages, nlp
+from memory import cells, nlp
 from wrapper import directives
+
+from tests.action_helpers import own_autonomy, plain, wall
 
 NOW = everyday.NOW  # Monday 2026-11-30 10:00 UTC
 assert NOW == datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 
 
-def plain(home) -> Settings:
-    return Settings(home=home, model="echo", gate="never", file_memory=False)
-
-
-def wall(iso: str) -> str:
-    """A stored time as the participant's clock reads it (their own time zone)."""
-    return datetime.fromisoformat(iso).strftime("%a %d %b %H:%M")
-
-
 def made(store, who) -> list[tuple[str, int]]:
     """The actions stored for the participant (an offer the settings dropped is not one)."""
     return [(a.kind, a.id) for a in actions.history(store, who) if a.status != "dropped"]
-
-
-def own_autonomy(store, who: str, setting: str = "autonomous") -> None:
-    note = messages.append(store, who, "user", "(settings changed in the panel)", "personal", ts=NOW - timedelta(days=3))
-    for context in ("personal", "work"):
-        cells.set_(store, who, context=context, attribute="autonomy", setting=setting,
-                   sources=[(note.dayid, note.ordinal)], evidence="set in the panel", origin="manual")
 
 
 def test_a_reminder_with_a_weekday_evening_and_a_fuzzy_clock_is_scheduled_for_that_evening(store, ana, home):

@@ -18,37 +18,18 @@ as a request.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from companion import actions
-from companion.settings import Settings
 from companion.turn import turn
 from eval import everyday
-from memory import cells, messages
 from wrapper.intents import norm_words
 
+from tests.action_helpers import made, own_autonomy, plain, wall
+
 NOW = everyday.NOW  # Monday 2026-11-30 10:00 UTC
-
-
-def plain(home) -> Settings:
-    return Settings(home=home, model="echo", gate="never", file_memory=False)
-
-
-def wall(iso: str) -> str:
-    return datetime.fromisoformat(iso).strftime("%a %d %b %H:%M")
-
-
-def own_autonomy(store, who: str, setting: str = "autonomous") -> None:
-    note = messages.append(store, who, "user", "(settings changed in the panel)", "personal", ts=NOW - timedelta(days=3))
-    for context in ("personal", "work"):
-        cells.set_(store, who, context=context, attribute="autonomy", setting=setting,
-                   sources=[(note.dayid, note.ordinal)], evidence="set in the panel", origin="manual")
-
-
-def made(store, who):
-    return [a for a in actions.history(store, who) if a.status != "dropped"]
 
 
 # ------------------------------------------------------------------ one message per construction, through the turn
