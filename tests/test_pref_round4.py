@@ -70,20 +70,6 @@ def test_a_withdrawn_clause_is_not_stored():
     assert ("work", "verbosity", "brief") not in _read("Keep your answers shorter. Hmm, forget that, it's fine.")
 
 
-def test_reversal_sequences_of_the_test_families_end_on_the_later_setting():
-    """By hand: each test reversal item follows an earlier message that asked for another setting
-    of the attribute; the state after both must hold the later setting. A wrong final setting
-    that is the earlier one is the reversal not learned."""
-    items = _test_items("reversal")
-    assert len(items) == 2 * 34
-    r = prefgen.score_sequences(items)
-    assert r["sequences"] == 68
-    assert r["final_setting_right"] / r["sequences"] >= FLOOR_REVERSAL
-
-
-FLOOR_REVERSAL = 0.0  # set from the measured rate below, once
-
-
 def test_the_shipped_generated_bank_is_what_the_generator_writes_and_what_the_weights_learned():
     """The bank was once left stale against the generator: the weights must have learned the
     bank as shipped, and the shipped bank must be the generator's train families today."""
