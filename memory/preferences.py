@@ -84,10 +84,12 @@ def _compiled_gates() -> tuple:
 
 @lru_cache(maxsize=1)
 def _time_gates() -> tuple:
-    """(past_wishes, withdrawals) of gates-v1.json: a wish the speaker had before, and a clause
-    that takes back what the message said before it (issue 27, round 4)."""
+    """(past_wishes, withdrawals, attributions) of gates-v1.json: a wish the speaker had before, a
+    clause that takes back what the message said before it, and one attributed to someone else
+    ("according to my coworker, ..."; issue 27, round 4)."""
     g = gates()
-    return re.compile("|".join(g["past_wishes"])), re.compile("|".join(g["withdrawals"]))
+    return (re.compile("|".join(g["past_wishes"])), re.compile("|".join(g["withdrawals"])),
+            re.compile("|".join(g["attributions"])))
 
 
 class Model:
@@ -327,6 +329,8 @@ def gate(span) -> str | None:
         return "hypothetical: a wish supposed, not stated"
     if _time_gates()[0].search(low):
         return "past: a wish the speaker had before, not now"
+    if _time_gates()[2].search(low):
+        return "reported: attributed to someone else"
     if sayings.search(low):
         return "a saying recited, not the speaker's own preference"
     for t in span:
@@ -452,6 +456,11 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     # clauses before it in the message: what they asked for is no longer wished.
     withdrawn = max((n for n, s in enumerate(every) if _time_gates()[1].search(_norm(s.text))), default=0)
     candidates = [s for s in every[withdrawn:] if _open(s)]
+    # A question beside someone else's wish asks for help with that person's task ("can you help
+    # me figure out how formal to be? the client likes formal emails"): its words are the third
+    # party's wish, not how the speaker wants to be helped (issue 27, round 4).
+    if any((gate(s) or "").startswith("reported") for s in every):
+        candidates = [s for s in candidates if not s.text.strip().endswith("?") and s.sent[-1].text != "?"]
     if not candidates:
         return []
     ruled: dict[tuple[str, str], Found] = {}
