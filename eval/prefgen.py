@@ -123,6 +123,42 @@ FAMILIES = [
     Family("reversal_changed", "dev", "reversal", "I changed my mind: {imp}."),
     Family("voice_lower", "train", "voice", "{imp} from now on ok", typos=True),
     Family("voice_nonnative_want", "dev", "voice", "I am wanting that you {imp} always.", typos=True),
+    # issue 27 round 4: more constructions per class. Train families go into the bank; the "test"
+    # families (dev cores, constructions unlike any train or dev frame) are measured once at the end.
+    Family("reversal_goback", "train", "reversal", "Actually go back to the old way: {imp}."),
+    Family("reversal_nevermind", "train", "reversal", "Never mind my last request, {imp} again."),
+    Family("reversal_takeback", "test", "reversal", "ok I take that back. {Imp} like before."),
+    Family("reversal_rather", "test", "reversal", "Forget the earlier thing, I'd rather you {imp}."),
+    Family("context_workstuff", "train", "context", "for work stuff just {imp}", context="work"),
+    Family("context_family", "train", "context", "When it's family things, {imp}.", context="personal"),
+    Family("context_inoffice", "test", "context", "In the office, {imp} please.", context="work"),
+    Family("context_sparetime", "test", "context", "in my spare time stuff {imp}", context="personal"),
+    Family("register_kindly", "train", "register", "Kindly {imp} in future."),
+    Family("register_appreciate", "test", "register", "I would appreciate it if you could {imp} going forward."),
+    Family("complaint_seriously", "train", "complaint", "Seriously, {complaint}."),
+    Family("complaint_annoying", "test", "complaint", "{Complaint} and it's really annoying."),
+    Family("sarcasm_thanks", "train", "sarcasm", "Thanks a lot, {complaint}. Brilliant."),
+    Family("sarcasm_sure", "test", "sarcasm", "Oh sure, {complaint}, very useful."),
+    Family("hedge_guess", "train", "hedge", "I guess it'd be better if you {imp}."),
+    Family("hedge_nopressure", "test", "hedge", "no pressure, but could you {imp}?"),
+    Family("voice_shld", "train", "voice", "u shld {imp} tbh", typos=True),
+    Family("voice_pleeease", "test", "voice", "{imp} pleeease, thank u", typos=True),
+    Family("embedded_onemore", "train", "embedded", "{content} One more thing: {imp}. {content2}"),
+    Family("embedded_request", "test", "embedded", "{content} Anyway, one request: {imp}. {content2}"),
+    # look-alikes: a question about a third party's wish (help with a task for someone else) is no
+    # wish about how the companion helps; nor reported, quoted, questioned or negated ones
+    Family("thirdparty_howto", "train", "thirdparty", "My boss wants me to {imp} in my reports, how do I do that?", states=False),
+    Family("thirdparty_tips", "train", "thirdparty", "My manager keeps asking me to {imp}. Any tips?", states=False),
+    Family("thirdparty_client", "test", "thirdparty", "Our client expects us to {imp}; what's the best way to manage that?", states=False),
+    Family("thirdparty_teacher", "test", "thirdparty", "Can you help me with my essay? My teacher says we have to {imp}.", states=False),
+    Family("question_everasked", "train", "questioned", "Have you ever been asked to {imp}?", states=False),
+    Family("question_normal", "test", "questioned", "Is it normal for an assistant to {imp}?", states=False),
+    Family("reported_heard", "train", "reported", "I heard someone say assistants should {imp}.", states=False),
+    Family("reported_coworker", "test", "reported", "According to my coworker, you're supposed to {imp}.", states=False),
+    Family("quoted_mug", "train", "quoted", 'My coffee mug says "{imp}" in big letters.', states=False),
+    Family("quoted_email", "test", "quoted", 'The email ended with "{imp}", which was odd.', states=False),
+    Family("negated_wasnt", "train", "negated", "It wasn't me who asked you to {imp}.", states=False),
+    Family("negated_notsaying", "test", "negated", "I'm not saying you should {imp}.", states=False),
 ]
 
 CONTENT = {
@@ -130,6 +166,8 @@ CONTENT = {
               "My cousin is visiting on Sunday.", "We painted the kitchen yellow.", "The bus was packed again."],
     "dev": ["The quarterly numbers look fine.", "Our cat knocked over a plant last night.",
             "I'm trying to book the dentist.", "It's been raining since Tuesday.", "The new printer is finally set up."],
+    "test": ["My flight got moved to Thursday.", "The neighbours are having a party tonight.",
+             "I finally finished the first draft.", "Our team lunch is on Friday.", "The car needs new tyres."],
 }
 
 
@@ -159,7 +197,7 @@ def generate(seed: int = 11, split: str = "dev") -> list[dict]:
         for key in sorted(CORES):
             attribute, setting = key
             imps, complaints = _cores(fam.split, key)
-            uses_imp = "{imp}" in fam.frame
+            uses_imp = "{imp}" in fam.frame or "{Imp}" in fam.frame
             for core in imps if uses_imp else complaints:
                 content = CONTENT[fam.split]
                 c1, c2 = rng.sample(content, 2)
@@ -271,7 +309,7 @@ def score_sequences(items: list[dict]) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.prefgen", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--split", choices=("train", "dev", "all"), default="dev")
+    ap.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
     ap.add_argument("--out", default=None, help="write the set here (default: stdout)")
     ap.add_argument("--score", default=None, help="score the reversal sequences of a generated set")
     ap.add_argument("--json", action="store_true")

@@ -238,6 +238,34 @@ CHAT: dict[str, tuple[str, list[str]]] = {
         "The landlord checks in on us way too often.",
     ]),
 }
-NAMES = {"train": ["Sam", "Lena", "Marco", "Aisha", "my sister"], "dev": ["Jonas", "Priya", "Tom", "Mia", "my cousin"]}
+# A question about a third party's wish, asking for help with a task ("my boss wants shorter
+# reports, how do I write one?"): the wish is someone else's, nothing about how the companion helps.
+CHAT["thirdparty_wish"] = ("train", [
+    "My boss wants shorter reports, how do I write one?",
+    "{name} prefers bullet points, can you help me format this?",
+    "my manager wants more detail in my updates, how should I start?",
+    "{name} likes a casual tone, what should I write in the card?",
+    "Our client wants three options, could you help me come up with them?",
+    "my teacher wants us to show our working, how do I do that for this problem?",
+    "{name} hates long emails, what's the shortest way to say no?",
+    "My boss wants fewer status updates from me, how often should I send one?",
+    "{name} wants me to be more direct with the team, any advice?",
+    "my landlord wants everything formal and in writing, can you help me draft a letter?",
+])
+CHAT["thirdparty_question"] = ("test", [
+    "How do I write a report when {name} keeps asking for it to be shorter?",
+    "What's a good way to give {name} the step-by-step detail she's asking for?",
+    "can you help me figure out how formal to be? {name} said the client likes formal emails",
+    "Any tips? The landlord expects very short, polite messages.",
+    "how do i explain my reasons to {name}, he always wants the reasoning behind things",
+    "My editor expects a one-line summary at the top, could you draft it?",
+    "what should I say to {name}? she wants me to check in more often",
+    "Is there a quick way to list options? The committee wants at least five.",
+    "{name} asked for fewer questions in the survey, which ones should I cut?",
+    "could you help me soften this? {name} wants gentler feedback in the reviews",
+])
+NAMES = {"train": ["Sam", "Lena", "Marco", "Aisha", "my sister"], "dev": ["Jonas", "Priya", "Tom", "Mia", "my cousin"],
+         "test": ["Ravi", "Elena", "Kofi", "Hannah", "my neighbour"]}
 THINGS = {"train": ["new bike", "tax return", "garden project", "pension plan", "kitchen renovation"],
-          "dev": ["spreadsheet", "board game", "insurance claim", "camping trip", "sourdough"]}
+          "dev": ["spreadsheet", "board game", "insurance claim", "camping trip", "sourdough"],
+          "test": ["quarterly report", "wedding speech", "job application", "team survey", "grant proposal"]}

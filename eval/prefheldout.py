@@ -3,6 +3,7 @@ eval/data/prefs-heldout-v1.json by default).
 
     python -m eval.prefheldout [--set PATH ...] [--road both|rules] [--json] [--show-errors]
     python -m eval.prefheldout --chat locomo10.json [--count 1000]   # false readings on held-out LoCoMo turns
+    python -m eval.prefheldout --set dev.json --threshold 0.4        # another abstention threshold (dev only)
 
 Each set given (prefs-heldout-v1 shape: {"items": [{"kind", "text", "said_in", "expect", "forbid"}]})
 is scored on its own and printed per set, never pooled.
@@ -61,12 +62,13 @@ def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
     return [round((c - h) / d, 3), round((c + h) / d, 3)]
 
 
-def chat_items(path: str, count: int) -> list[dict]:
-    """LoCoMo turns memory.pref_train never trained on, as messages stating none."""
+def chat_items(path: str, count: int, skip: int = 0) -> list[dict]:
+    """LoCoMo turns memory.pref_train never trained on, as messages stating none (`skip`: after
+    the first `skip` of them; 1000 gives the tuning slice, never the reported one)."""
     from memory.pref_train import corpus_none
 
     return [{"kind": "locomo", "text": t, "said_in": "personal", "expect": [], "forbid": []}
-            for t in corpus_none(path, 1500, 7, held_out=count)]
+            for t in corpus_none(path, 1500, 7, held_out=skip + count)[skip:]]
 
 
 def score(items: list[dict], road: str = "both") -> dict:
@@ -115,14 +117,66 @@ def main(argv=None) -> int:
     ap.add_argument("--show-errors", action="store_true")
     ap.add_argument("--chat", default=None, help="a LoCoMo file: score its held-out turns as messages stating none")
     ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--skip", type=int, default=0, help="with --chat: leave out the first N held-out turns (1000: the tuning slice)")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="read with this abstention threshold instead of the shipped one (to choose it on dev sets only)")
+    ap.add_argument("--thresholds", default=None,
+                    help="comma-separated thresholds: score the sets (and --chat) at each, reading every message once per "
+                         "threshold in one pass (choosing the threshold: dev sets and the --skip 1000 tuning slice only)")
     a = ap.parse_args(argv)
+    if a.thresholds:
+        return _sweep(a)
+    if a.threshold is not None:
+        if not 0.0 < a.threshold < 1.0:
+            print(f"--threshold must be between 0 and 1, got {a.threshold}", file=sys.stderr)
+            return 2
+        from memory import preferences
+
+        preferences.model().threshold = a.threshold
     if a.chat:
-        return _report(score(chat_items(a.chat, a.count), a.road), f"{a.chat} (held-out turns)", a)
+        return _report(score(chat_items(a.chat, a.count, a.skip), a.road), f"{a.chat} (held-out turns {a.skip}-{a.skip + a.count})", a)
     for path in a.set or [str(DEFAULT_SET)]:
         code = _one(path, a)
         if code:
             return code
     return 0
+
+
+def _sweep(a) -> int:
+    from memory import preferences
+
+    try:
+        ths = [float(x) for x in a.thresholds.split(",")]
+    except ValueError:
+        print(f"--thresholds must be numbers separated by commas, got {a.thresholds!r}", file=sys.stderr)
+        return 2
+    sets = [(p, json.loads(Path(p).read_text())["items"]) for p in (a.set or [])]
+    if a.chat:
+        sets.append((f"{a.chat} (held-out turns {a.skip}-{a.skip + a.count})", chat_items(a.chat, a.count, a.skip)))
+    m = preferences.model()
+    shipped = m.threshold
+    for path, items in sets:
+        got = {}
+        for i, it in enumerate(items):
+            for th in ths:
+                m.threshold = th
+                got[(th, it["text"], it["said_in"])] = _both(it["text"], it["said_in"])
+        m.threshold = shipped
+        for th in ths:
+            r = _score_with(items, lambda t, c, th=th: got[(th, t, c)])
+            print(f"{path} threshold {th:.2f}: precision {r['precision']} {r['precision_ci']} recall {r['recall']} "
+                  f"{r['recall_ci']} stored {r['stored']} opposites {r['opposites']} false per 100 {r['false_per_100']}")
+    return 0
+
+
+def _score_with(items, read):
+    global _both
+    saved = _both
+    _both = read
+    try:
+        return score(items, "both")
+    finally:
+        _both = saved
 
 
 def _one(path: str, a) -> int:

@@ -1,6 +1,7 @@
 """Train the preference classifier from the bank, reproducibly (same bank + seed -> same weights).
 
     python -m memory.pref_train [--seed 7] [--out memory/data/prefs/classifier-v1.npz] [--compare-knn]
+    python -m memory.pref_train --set-threshold 0.5 --chosen-on "..."   # a threshold chosen on dev sets
                                 [--variants 2] [--none-corpus locomo10.json --none-count 1500]
                                 [--generated memory/data/prefs/bank-generated-v1.json]
 
@@ -166,6 +167,23 @@ def _prf(pred: list[str], gold: list[str]) -> dict:
             "f1": round(2 * prec * rec / (prec + rec), 3) if prec + rec else 0.0}
 
 
+def set_threshold(path: str, threshold: float, chosen_on: str, validation: dict | None = None) -> dict:
+    """Ship another abstention threshold in a trained file without refitting (the weights, the
+    examples and their hashes stay): one chosen on dev sets by reading them whole, through the
+    gates (`python -m eval.prefheldout --thresholds ...` on eval.prefgen's dev families and the
+    LoCoMo tuning slice). `validation`: the folds' row at that threshold, as the training run printed it."""
+    if not 0.0 < threshold < 1.0:
+        raise ValueError(f"a threshold is between 0 and 1, got {threshold}")
+    z = dict(np.load(path, allow_pickle=False))
+    meta = json.loads(str(z["meta"]))
+    meta.update({"threshold": threshold, "threshold_chosen_on": chosen_on, "folds_threshold": meta.get("folds_threshold", meta["threshold"])})
+    if validation:
+        meta["validation"] = validation
+    z["threshold"], z["meta"] = np.float32(threshold), json.dumps(meta)
+    np.savez_compressed(path, **z)
+    return meta
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m memory.pref_train", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=7)
@@ -181,7 +199,19 @@ def main(argv=None) -> int:
                     help="generated train-family examples (eval.prefgen --bank); '' for none")
     ap.add_argument("--folds", type=int, default=5,
                     help="temperature and threshold chosen on this many held-out folds of the bank (1: one 80/20 split)")
+    ap.add_argument("--set-threshold", type=float, default=None,
+                    help="only ship this threshold (chosen on dev sets) in --out, without refitting")
+    ap.add_argument("--chosen-on", default="", help="with --set-threshold: the dev sets it was chosen on")
+    ap.add_argument("--validation", default=None, help="with --set-threshold: the folds' row at it, as JSON")
     a = ap.parse_args(argv)
+    if a.set_threshold is not None:
+        try:
+            meta = set_threshold(a.out, a.set_threshold, a.chosen_on, json.loads(a.validation) if a.validation else None)
+        except (ValueError, OSError, KeyError) as e:
+            print(f"cannot set the threshold of {a.out}: {e}", file=sys.stderr)
+            return 2
+        print(f"{a.out}: threshold {meta['threshold']:.2f} (folds had chosen {meta['folds_threshold']:.2f}; chosen on {a.chosen_on})")
+        return 0
 
     from sklearn.model_selection import train_test_split
 

@@ -82,6 +82,16 @@ def _compiled_gates() -> tuple:
             re.compile("|".join(g["sayings"])), set(g["concessive_heads"]), re.compile("|".join(g["hypothetical"])))
 
 
+@lru_cache(maxsize=1)
+def _time_gates() -> tuple:
+    """(past_wishes, withdrawals, attributions) of gates-v1.json: a wish the speaker had before, a
+    clause that takes back what the message said before it, and one attributed to someone else
+    ("according to my coworker, ..."; issue 27, round 4)."""
+    g = gates()
+    return (re.compile("|".join(g["past_wishes"])), re.compile("|".join(g["withdrawals"])),
+            re.compile("|".join(g["attributions"])))
+
+
 class Model:
     """The shipped weights: W (classes x 384), b, the labels ("attribute=setting" or "none"), the
     abstention threshold, and the training examples' embeddings, labels and polarity."""
@@ -317,6 +327,10 @@ def gate(span) -> str | None:
         return "denied or counterfactual"
     if hypo.search(low):
         return "hypothetical: a wish supposed, not stated"
+    if _time_gates()[0].search(low):
+        return "past: a wish the speaker had before, not now"
+    if _time_gates()[2].search(low):
+        return "reported: attributed to someone else"
     if sayings.search(low):
         return "a saying recited, not the speaker's own preference"
     for t in span:
@@ -437,16 +451,27 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     if not blanked.strip():
         return []
     doc = _doc(blanked)
-    candidates = [s for s in clauses(doc) if _open(s)]
+    every = clauses(doc)
+    # A clause that takes back what was said ("forget that", "I take that back") withdraws the
+    # clauses before it in the message: what they asked for is no longer wished.
+    withdrawn = max((n for n, s in enumerate(every) if _time_gates()[1].search(_norm(s.text))), default=0)
+    candidates = [s for s in every[withdrawn:] if _open(s)]
+    # A question beside someone else's wish asks for help with that person's task ("can you help
+    # me figure out how formal to be? the client likes formal emails"): its words are the third
+    # party's wish, not how the speaker wants to be helped (issue 27, round 4).
+    if any((gate(s) or "").startswith("reported") for s in every):
+        candidates = [s for s in candidates if not s.text.strip().endswith("?") and s.sent[-1].text != "?"]
     if not candidates:
         return []
     ruled: dict[tuple[str, str], Found] = {}
-    for s in candidates if rules else []:
+    at: dict[int, int] = {}  # id(Found) -> the index of its clause: the later clause wins an attribute
+    for n, s in enumerate(candidates if rules else []):
         contexts, hits = rules(s.text, said_in)
         for attribute, setting, words in hits:
             if negated(s) and not _negated_words(words):
                 continue  # the negation is outside the matched words: they may be turned around
             f = Found(attribute, setting, scope(s.text, said_in) if contexts == [said_in] else contexts, words, 1.0, "rule")
+            at[id(f)] = n
             ruled.update({(attribute, c): f for c in f.contexts})
     texts = [s.text.strip() for s in candidates]
     vecs = _embedder().encode(texts)
@@ -464,6 +489,7 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
             if _setting_p(p, m) > _setting_p(probs[i], m):
                 vecs[i], probs[i] = v, p
     read: list[tuple] = []
+    order = {id(s): n for n, s in enumerate(candidates)}
     for s, v, p in zip(candidates, vecs, probs):
         k = int(np.argmax(p))
         label = m.labels[k]
@@ -494,6 +520,7 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     for s, v, p, k in read:
         attribute, setting = m.labels[k].split("=")
         f = Found(attribute, setting, scope(s.text, said_in), s.text.strip(), float(p[k]))
+        at[id(f)] = order[id(s)]
         found.update({(attribute, c): f for c in f.contexts})
     # A clause an exact phrase reads is read for another attribute by the classifier only when it
     # is sure ("stick to the task" is the task, not "only what I asked"): fail safe.
@@ -501,7 +528,11 @@ def find(text: str, said_in: str, m: Model | None = None, rules=None) -> list[Fo
     ruled_text = {s.text.strip() for s in candidates for (a, _), f in ruled.items() if f.evidence in _norm(s.text)}
     found = {k: f for k, f in found.items()
              if not (f.evidence in ruled_text and f.probability < RULED_CLAUSE_P and (f.evidence, f.attribute) not in ruled_clauses)}
-    found.update(ruled)
+    # Within a message the later clause wins an attribute, whichever road read it ("I liked it when
+    # you checked with me first, but these days just handle it"); in one clause the rule wins.
+    for key, f in ruled.items():
+        if key not in found or at[id(f)] >= at.get(id(found[key]), -1):
+            found[key] = f
     # One Found per (attribute, setting, clause), speaking for the contexts it still holds.
     out: dict[tuple, Found] = {}
     for (attribute, c), f in found.items():
