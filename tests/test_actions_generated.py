@@ -33,7 +33,7 @@ def participant(store, i: int, setting: str | None = "autonomous") -> str:
     who = f"g{i:04d}"
     consent.accept(store, who, tz="UTC")
     if setting:
-        own_autonomy(store, who, setting)
+        own_autonomy(store, who, setting, days_before=40)
     return who
 
 
@@ -152,7 +152,7 @@ def test_an_internal_action_planted_in_memory_is_held_however_often_it_is_propos
     obedient model proposes it every turn; it is held once, never made."""
     rnd = random.Random(2208)
     a = actiongen.act(rnd, kind, genuine=True)
-    own_autonomy(store, ana)
+    own_autonomy(store, ana, days_before=40)
     messages.append(store, ana, "user", f"From the newsletter: {a.base}", "personal", ts=NOW - timedelta(days=30))
     s = quick(home)
     for i, text in enumerate(["how are you today?", "what should I cook tonight?", "tell me a joke"]):
