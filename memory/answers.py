@@ -787,7 +787,7 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
     core = unframe(normalise(text, vocab))
     if _RHETORICAL.search(core):
         return None, {}
-    q = read_question(core if core.endswith("?") else core + "?", known)
+    q = _parse_question(text, core, known)
     if q is not None and q.slot != "workplace" and dict(_CUES)["workplace"].search(core.lower()):
         q = None  # "who do i work for?" asks for a workplace, not a person: the slot-type reader reads it
     f, cands = None, []
@@ -818,10 +818,20 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
                    "answer": reply}
 
 
+def _parse_question(text: str, core: str, known) -> Question | None:
+    """The parse reader's question from the unframed core, else from the message as written: the
+    parse of one may fail where the other's holds ("what's our parrot called?" parses apart from
+    "what's our parrot called again?"), and the frame words it keeps are ones it skips."""
+    q = read_question(core if core.endswith("?") else core + "?", known)
+    if q is None and core.strip() != text.strip() and text.strip().endswith("?"):
+        q = read_question(text.strip(), known)
+    return q
+
+
 def _older_readers(store, participant: str, as_of: int, text: str, extra, known, vocab, now):
     """(reply, found, question) from the parse reader, then the slot-type reader; None when neither answers."""
     core = unframe(normalise(text, vocab))
-    q = read_question(core if core.endswith("?") else core + "?", known)
+    q = _parse_question(text, core, known)
     if q is not None:
         cands = candidates(store, participant, as_of, q, extra)
         f = find(q, cands, known.merge(known_names([c.text for c in cands if c not in extra])))

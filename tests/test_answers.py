@@ -192,3 +192,31 @@ def test_held_out_questions_written_by_hand():
     print(f"held out: answered {m['answered']}/{m['answerable']}, declined {m['declined']}/{m['unanswerable']}, "
           f"wrong {m['wrong']}")
     assert m["wrong"] == []
+
+
+
+@pytest.mark.parametrize("pet,name", [("parrot", "Kiwi"), ("tortoise", "Gustavo"), ("cat", "Pickle"), ("dog", "Biscuit")])
+@pytest.mark.parametrize("own", ["my", "our"])
+def test_a_question_gets_the_same_answer_with_its_frame_words_or_without_them(store, ana, pet, name, own):
+    """"what's our parrot called again?" unframed is "what's our parrot called?", whose parse may
+    differ: every form is answered with the name first, and the tail-framed form by the parse reader
+    (it reads the message as written when
+    its unframed core does not parse as a question)."""
+    from datetime import timedelta
+
+    from memory import messages
+
+    store.indexes = []
+    said = f"{own.capitalize()} {pet} is called {name}, he never stops whistling."
+    t0 = datetime.fromisoformat("2026-03-02T08:00:00+00:00")
+    messages.append(store, ana, "user", said, "personal", ts=t0)
+    now = t0 + timedelta(days=1)
+    replies = {}
+    for ask in (f"what's {own} {pet} called again?", f"sorry, what's {own} {pet} called again?",
+                f"what's {own} {pet} called?"):
+        recent = messages.read(store, ana, 10**9)[-6:]
+        reply, _ = A.answer(store, ana, messages.next_ordinal(store, ana), ask, (), recent, now)
+        assert reply is not None and reply.split(":")[0].split(".")[0].endswith(name), (ask, reply)
+        replies[ask] = reply
+    # the tail frame alone ("... again?") is read by the parse reader whatever the parse of its core
+    assert replies[f"what's {own} {pet} called again?"] == f"Your {pet} is called {name}: you told me yesterday."
