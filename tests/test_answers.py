@@ -200,8 +200,7 @@ def test_held_out_questions_written_by_hand():
 def test_a_question_gets_the_same_answer_with_its_frame_words_or_without_them(store, ana, pet, name, own):
     """"what's our parrot called again?" unframed is "what's our parrot called?", whose parse may
     differ: every form is answered with the name first, and the tail-framed form by the parse reader
-    (it reads the message as written when
-    its unframed core does not parse as a question)."""
+    (it reads the message as written when its unframed core does not parse as a question)."""
     from datetime import timedelta
 
     from memory import messages
