@@ -104,13 +104,18 @@ def kept_texts() -> set[str]:
         return {t for kept in _kept.values() for t in kept} | {t for _, t in _readings}
 
 
+def _own(pipe) -> None:
+    """Under _kept_lock: what is kept belongs to `pipe`; a reloaded pipeline starts with nothing kept."""
+    if _owner[0] is not pipe:
+        for kept in _kept.values():
+            kept.clear()
+        _readings.clear()
+        _owner[0] = pipe
+
+
 def _lookup(path: str, pipe, texts) -> dict:
     with _kept_lock:
-        if _owner[0] is not pipe:  # a reloaded pipeline: nothing kept is its
-            for kept in _kept.values():
-                kept.clear()
-            _readings.clear()
-            _owner[0] = pipe
+        _own(pipe)
         kept = _kept[path]
         found = {}
         for t in texts:
@@ -174,11 +179,7 @@ def read_many(name: str, texts, fn) -> list:
         return [fn(d) for d in parse_many(texts)]
     pipe = nlp()
     with _kept_lock:
-        if _owner[0] is not pipe:
-            for kept in _kept.values():
-                kept.clear()
-            _readings.clear()
-            _owner[0] = pipe
+        _own(pipe)
         found = {}
         for t in dict.fromkeys(texts):
             v = _readings.get((name, t), _readings)
