@@ -881,15 +881,15 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
         seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
     out = list(seen.values())
     # a statement's neighbour: a message about someone by pronoun ("actually she moved to Leeds")
-    # carries the message before it, where that person was named
-    for k, c in enumerate(out):
-        if c.ordinal and re.search(r"(?i)\b(?:he|she|they|he's|she's|they're)\b", c.text):
-            prev = store.conn.execute(
-                "SELECT text FROM messages WHERE participant=? AND sender='user' AND ordinal<? ORDER BY ordinal DESC "
-                "LIMIT 1", (participant, min(c.ordinal, as_of))).fetchone()
-            if prev is not None:
-                out[k] = dataclasses.replace(c, before=prev["text"])
-    return out
+    # carries the message before it, where that person was named (one query for all of them)
+    from memory import messages
+
+    about = [c.ordinal for c in out if c.ordinal and _BY_PRONOUN.search(c.text)]
+    before = messages.own_before(store, participant, about, as_of) if about else {}
+    return [dataclasses.replace(c, before=before[c.ordinal]) if c.ordinal in before else c for c in out]
+
+
+_BY_PRONOUN = re.compile(r"(?i)\b(?:he|she|they|he's|she's|they're)\b")
 
 
 # ---------------------------------------------------------------- everyday wording (answers-v2)
@@ -954,6 +954,7 @@ _CUES = [
     ("person", re.compile(r"\bwho\b|\bwho's\b")),
     ("name", re.compile(r"\bwhich (?!one\b|did\b|was\b|is\b)[a-z]+\b")),  # "which gym do i go to?": its name
 ]
+_NAME_CUE = next(c for s, c in _CUES if s == "name")  # the first "name" cue: a name asked for in words ("called", "name")
 _MONTHS = "january february march april may june july august september october november december".split()
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _CLOCK = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidday\b", re.I)
@@ -1109,7 +1110,7 @@ def read_everyday(text: str, known: dict | None = None, vocab=()) -> Ask | None:
     slot = next((s for s, c in _CUES if c.search(low)), None)
     if slot is None:
         return None
-    if slot == "name" and not _CUES[[k for k, _ in _CUES].index("name")][1].search(low):  # only "which <word>": a question's determiner,
+    if slot == "name" and not _NAME_CUE.search(low):  # only "which <word>": a question's determiner,
         doc = nlp.parse_many([core])[0]  # not a relative clause ("..., which sounds boring but I love it")
         if not any(t.lower_ == "which" and t.dep_ == "det" and t.head.pos_ in ("NOUN", "PROPN") for t in doc):
             return None

@@ -202,6 +202,25 @@ def by_ordinals(store: Store, participant: str, ordinals: list[int], as_of: int)
     return out
 
 
+def own_before(store: Store, participant: str, ordinals: list[int], as_of: int) -> dict[int, str]:
+    """For each ordinal below `as_of`, the text of the participant's own message just before it
+    (who "she" is in "actually she moved to Leeds"), in one query per 500 ordinals."""
+    out: dict[int, str] = {}
+    for i in range(0, len(ordinals), 500):
+        chunk = [o for o in ordinals[i : i + 500] if o < as_of]
+        if not chunk:
+            continue
+        marks = ",".join("?" * len(chunk))
+        for r in store.conn.execute(
+            "SELECT m.ordinal AS ordinal, (SELECT p.text FROM messages p WHERE p.participant=m.participant "
+            "AND p.sender='user' AND p.ordinal<m.ordinal ORDER BY p.ordinal DESC LIMIT 1) AS before "
+            f"FROM messages m WHERE m.participant=? AND m.ordinal IN ({marks})", (participant, *chunk)
+        ):
+            if r["before"] is not None:
+                out[r["ordinal"]] = r["before"]
+    return out
+
+
 def delete(store: Store, participant: str, dayid: str) -> Message:
     """Remove one message from the log and from every index, in one transaction."""
     keys.parse_dayid(dayid)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from eval import chatcheck, recallgen
 from tests.test_cli import run as run_cli
 
@@ -114,3 +116,20 @@ def test_which_asks_for_a_name_only_as_a_question():
     assert answers.read_everyday("I'm a civil engineer at a firm called Halden & Roe, which sounds boring but I "
                                  "love it.") is None
     assert answers.read_everyday("He's 31, which makes him older than my car.") is None
+
+
+@pytest.mark.both_backends
+def test_a_statement_by_pronoun_reads_the_participants_own_message_before_it(store, ana):
+    """messages.own_before: the participant's own message just before each ordinal (the companion's
+    replies skipped), none before the first, nothing at or after the bound; on either engine."""
+    from datetime import datetime, timedelta, timezone
+
+    from memory import messages
+
+    t0 = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
+    said = [("user", "my sister Ines lives in Bristol"), ("companion", "Bristol is lovely."),
+            ("user", "actually she moved to Leeds last month"), ("user", "she likes it there")]
+    m = [messages.append(store, ana, who, text, "personal", ts=t0 + timedelta(minutes=i))
+         for i, (who, text) in enumerate(said)]
+    got = messages.own_before(store, ana, [x.ordinal for x in m], m[3].ordinal)
+    assert got == {m[1].ordinal: said[0][1], m[2].ordinal: said[0][1]}
