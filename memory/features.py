@@ -346,17 +346,9 @@ def _stored_similarities(ctx: TurnContext, ordinal: int) -> np.ndarray | None:
     with idx.lock:
         ords = idx.ordinals.view
         i = int(np.searchsorted(ords, ordinal))
-        if i >= len(ords) or ords[i] != ordinal:
+        if i >= len(ords) or ords[i] != ordinal or i >= idx.vectors.n:
             return None
-        at = 0
-        vec = None
-        for block, fill in zip(idx.vectors.blocks, idx.vectors.fill):
-            if i < at + fill:
-                vec = np.array(block[i - at])
-                break
-            at += fill
-    if vec is None:
-        return None
+        vec = idx.vectors.row(i)
     return ctx.store.vectors.similarities(ctx.participant, vec, ctx.as_of)[0]
 
 

@@ -106,6 +106,15 @@ class _Chunks:
             at += k
         return out
 
+    def row(self, i: int) -> np.ndarray:
+        """Row i (a copy)."""
+        at = 0
+        for block, fill in zip(self.blocks, self.fill):
+            if i < at + fill:
+                return np.array(block[i - at])
+            at += fill
+        raise IndexError(i)
+
     @property
     def view(self) -> np.ndarray:
         """All rows as one array (a copy: for benchmarks and tests, not the query path)."""
