@@ -877,9 +877,18 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
         rows += store.conn.execute(
             "SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
             "ORDER BY ordinal DESC LIMIT ?", (participant, as_of, limit * 5)).fetchall()
+    n_extra = len(seen)
     for r in rows:
         seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
     out = list(seen.values())
+    if len(out) - n_extra > EVERYDAY_READ:
+        # hundreds of messages hold one of the words ("work", "going"): the reader parses only those
+        # that can score highest (find_everyday's bound, from word forms, no parse), newest first
+        words = _expand(ask.words)
+        alias = {n for n, r in known.items() if r and r in words}
+        found = out[n_extra:]
+        found.sort(key=lambda c: (_reach(c, words, alias, concept), c.ordinal), reverse=True)
+        out = out[:n_extra] + found[:EVERYDAY_READ]
     # a statement's neighbour: a message about someone by pronoun ("actually she moved to Leeds")
     # carries the message before it, where that person was named (one query for all of them)
     from memory import messages
@@ -890,6 +899,7 @@ def everyday_candidates(store, participant: str, as_of: int, ask: "Ask", known: 
 
 
 _BY_PRONOUN = re.compile(r"(?i)\b(?:he|she|they|he's|she's|they're)\b")
+EVERYDAY_READ = 64  # the slot-type reader's statements beyond `extra`, at most (tests/test_perf_round5.py)
 
 
 # ---------------------------------------------------------------- everyday wording (answers-v2)
@@ -1398,74 +1408,110 @@ def find_everyday(ask: Ask, candidates: list[Candidate], known: dict | None = No
                      and not w.isdigit()}) if ask.slot in ("workplace", "place", "time", "person") else set()
     best, best_key = None, None
     cands = sorted(candidates, key=lambda c: c.ordinal)
-    docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
-    for c, doc in zip(cands, docs):
-        sents = []
-        for sent in _clauses(doc):
-            st = sent.text.strip()
-            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
-                    or reported_question(st) or asks_recall(st):
-                continue  # a question is never an answer
-            idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
-            if any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
-                continue
-            # a sentence whose main clause is not stated ("..., I could barely get a bench") may still state
-            # the value in a clause of its own ("Pulse was heaving tonight"): checked per value below
-            if not idiom and not _stated(sent.root) and not any(
-                    t.pos_ in ("VERB", "AUX") and t.dep_ in ("ccomp", "conj", "parataxis", "advcl") and _stated(t)
-                    and t.head.i == sent.root.i for t in sent):
-                continue
-            lem = _lemma_set(sent)
-            if c.before and _pronoun_about(sent, known):
-                # "actually she moved to Leeds": she is the person (or relation) of the message before,
-                # where the message names nobody itself
-                lem = lem | {w.lower() for w in re.findall(r"[\w']+", c.before)
-                             if w.lower() in rels or w.lower() in known}
-            hits = {concept.get(w, w) for w in words if w in lem or w.rstrip("s") in lem}
-            hits |= ({t.lower_ for t in sent} | lem) & alias
-            sents.append((sent, st, lem, hits))
-        every = set().union(*(h for *_, h in sents)) if sents else set()
-        for sent, st, lem, hits in sents:
-            others = every - hits
-            score = len(hits) + 0.5 * len(others)
-            if words and score == 0:
-                continue
-            if not words and not _SELF_WORDS.search(st) and any(
-                    c.dep_ in ("nsubj", "nsubjpass") for c in sent.root.children):
-                continue  # about themself: said in the first person, or with no subject ("being a nurse is ...")
-            # a relation asked about must be this message's (by its noun or a name given it)
-            if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
-                                      or (concept.get(r) and lem & _expand({r}))
-                                      for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
-                continue
-            if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
-                                      | {n for n in alias if n in lem} | (lem & named)):
-                # the name of a place or thing may come in the next sentence of the message about them
-                # ("Coffee with Fran again. Little Bean never disappoints."): only for a name or a place,
-                # only where this sentence names nobody else and the message names them
-                if not (ask.slot in ("name", "place") and hits and named <= {w.lower() for w in re.findall(r"[\w']+", c.text)}
-                        and not any((t.pos_ == "PROPN" and t.ent_type_ == "PERSON") or _rel(t) is not None
-                                    or t.lower_ in ("he", "she", "they", "his", "her", "their") for t in sent)):
-                    continue
-            if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
-                continue
-            values = _typed_values(sent, ask, asked, known)
-            if not idiom and not _stated(sent.root):
-                values = [(v, i) for v, i in values if _clause_verb(sent.doc[i]).i != sent.root.i and _stated(_clause_verb(sent.doc[i]))]
-            if own:  # about the participant: the value is said of them, not of "my son greta" before it
-                values = [(v, i) for v, i in values if _own_work_subject(sent.doc[i], ask)
-                          or (_self_subject(sent.doc[i]) and not _other_before(sent.doc, i, sent, known))]
-            if not values:
-                continue
-            live = [(v, i) for v, i in values if not _negated_value(sent.doc[i])]
-            values = live or values  # "she's not in Bristol anymore, she lives in Leeds now": Leeds
-            anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
-            value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
-            quote = st if hits or len(c.text) > 240 else c.text.strip()
-            key = (score, c.ordinal)
-            if best_key is None or key >= best_key:
-                best, best_key = Found(value=value, sentence=_clean(quote), candidate=c, how=ask.slot), key
+    # A statement's score is at most the number of the question's words (by concept) and aliases
+    # its words can have (nlp.forms: from the tokenizer and the lemmatizer's tables, no parse), and
+    # the best is the highest (score, newest): statements are read from the highest such bound
+    # down, and reading stops when no statement left can reach the best so far (the same answer as
+    # reading them all, without parsing what cannot win).
+    reach = [_reach(c, words, alias, concept) for c in cands]
+    order = sorted(range(len(cands)), key=lambda i: (reach[i], cands[i].ordinal, i), reverse=True)
+    if words:
+        order = [i for i in order if reach[i] > 0]  # shares no word of the question: scores 0, never read
+    for start in range(0, len(order), _READ_BATCH):
+        batch = order[start:start + _READ_BATCH]
+        if best_key is not None and (reach[batch[0]], cands[batch[0]].ordinal, batch[0]) < best_key:
+            break
+        docs = nlp.parse_many([facts.blank_quotes(cands[i].text) for i in batch])
+        for i, doc in zip(batch, docs):
+            c = cands[i]
+            if best_key is not None and (reach[i], c.ordinal, i) < best_key:
+                break
+            best, best_key = _read_everyday_one(ask, c, i, doc, known, asked, words, own, alias, rels, asked_rels,
+                                                concept, named, preds, best, best_key)
     return best
+
+
+_READ_BATCH = 16  # statements parsed together while reading from the highest bound down
+
+
+def _reach(c: Candidate, words: set, alias: set, concept: dict) -> int:
+    """The most a sentence of `c` can score in find_everyday: its `every` (the question's words by
+    concept, and the aliases, that any of its words can be), from the word forms alone."""
+    f = nlp.forms(facts.blank_quotes(c.text))
+    if c.before:  # "actually she moved to Leeds": the words of the message before count too
+        f = f | nlp.forms(c.before) | {w.lower() for w in re.findall(r"[\w']+", c.before)}
+    return len({concept.get(w, w) for w in words if w in f or w.rstrip("s") in f} | (alias & f))
+
+
+def _read_everyday_one(ask, c, i, doc, known, asked, words, own, alias, rels, asked_rels, concept, named, preds,
+                       best, best_key):
+    """find_everyday's reading of one statement `c` (the `i`th by ordinal): the best so far, updated."""
+    sents = []
+    for sent in _clauses(doc):
+        st = sent.text.strip()
+        if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                or reported_question(st) or asks_recall(st):
+            continue  # a question is never an answer
+        idiom = re.search(r"(?i)\b(?:can't|cannot|can not|couldn't) believe\b", st)  # asserts what follows
+        if any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+            continue
+        # a sentence whose main clause is not stated ("..., I could barely get a bench") may still state
+        # the value in a clause of its own ("Pulse was heaving tonight"): checked per value below
+        if not idiom and not _stated(sent.root) and not any(
+                t.pos_ in ("VERB", "AUX") and t.dep_ in ("ccomp", "conj", "parataxis", "advcl") and _stated(t)
+                and t.head.i == sent.root.i for t in sent):
+            continue
+        lem = _lemma_set(sent)
+        if c.before and _pronoun_about(sent, known):
+            # "actually she moved to Leeds": she is the person (or relation) of the message before,
+            # where the message names nobody itself
+            lem = lem | {w.lower() for w in re.findall(r"[\w']+", c.before)
+                         if w.lower() in rels or w.lower() in known}
+        hits = {concept.get(w, w) for w in words if w in lem or w.rstrip("s") in lem}
+        hits |= ({t.lower_ for t in sent} | lem) & alias
+        sents.append((sent, st, lem, hits))
+    every = set().union(*(h for *_, h in sents)) if sents else set()
+    for sent, st, lem, hits in sents:
+        others = every - hits
+        score = len(hits) + 0.5 * len(others)
+        if words and score == 0:
+            continue
+        if not words and not _SELF_WORDS.search(st) and any(
+                c.dep_ in ("nsubj", "nsubjpass") for c in sent.root.children):
+            continue  # about themself: said in the first person, or with no subject ("being a nurse is ...")
+        # a relation asked about must be this message's (by its noun or a name given it)
+        if asked_rels and not any(r in lem or any(n in lem for n, rr in known.items() if rr == r)
+                                  or (concept.get(r) and lem & _expand({r}))
+                                  for _, _, lem2, _ in sents for r in asked_rels for lem in [lem2]):
+            continue
+        if named and not named <= ({t.lower_ for t in sent} | {t.lower_.removesuffix("'s") for t in sent}
+                                  | {n for n in alias if n in lem} | (lem & named)):
+            # the name of a place or thing may come in the next sentence of the message about them
+            # ("Coffee with Fran again. Little Bean never disappoints."): only for a name or a place,
+            # only where this sentence names nobody else and the message names them
+            if not (ask.slot in ("name", "place") and hits and named <= {w.lower() for w in re.findall(r"[\w']+", c.text)}
+                    and not any((t.pos_ == "PROPN" and t.ent_type_ == "PERSON") or _rel(t) is not None
+                                or t.lower_ in ("he", "she", "they", "his", "her", "their") for t in sent)):
+                continue
+        if preds and not any(w in lem or w.rstrip("s") in lem for w in preds):
+            continue
+        values = _typed_values(sent, ask, asked, known)
+        if not idiom and not _stated(sent.root):
+            values = [(v, i) for v, i in values if _clause_verb(sent.doc[i]).i != sent.root.i and _stated(_clause_verb(sent.doc[i]))]
+        if own:  # about the participant: the value is said of them, not of "my son greta" before it
+            values = [(v, i) for v, i in values if _own_work_subject(sent.doc[i], ask)
+                      or (_self_subject(sent.doc[i]) and not _other_before(sent.doc, i, sent, known))]
+        if not values:
+            continue
+        live = [(v, i) for v, i in values if not _negated_value(sent.doc[i])]
+        values = live or values  # "she's not in Bristol anymore, she lives in Leeds now": Leeds
+        anchors = [t.i for t in sent if t.lower_ in words or t.lemma_.lower() in words or t.lower_ in alias]
+        value, vi = min(values, key=lambda v: min((abs(v[1] - a) for a in anchors), default=0))
+        quote = st if hits or len(c.text) > 240 else c.text.strip()
+        key = (score, c.ordinal, i)  # i: of two statements with one ordinal, the later one (as read in order)
+        if best_key is None or key >= best_key:
+            best, best_key = Found(value=value, sentence=_clean(quote), candidate=c, how=ask.slot), key
+    return best, best_key
 
 
 def compose_everyday(ask: Ask, f: Found, now: datetime | None = None) -> str:

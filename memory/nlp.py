@@ -28,6 +28,14 @@ and the pipeline, the value is what `fn` made of a batch parse of that text (so 
 is the one a fresh parse would give), keeping off (`COMPANION_PARSE_CACHE=0`) reads every text
 afresh, and `forget()` drops the readings too.
 
+Word forms. `forms(text)` is every form a parse of `text` could give one of its words, as
+`lower_`, as `lemma_` under any part of speech, or `lower_` without a final s: a superset read from
+the tokenizer and the lemmatizer's own tables (rules, exceptions, the attribute ruler's lemmas),
+without the tagger, parser or NER (a tokenization is some 50-100x cheaper than a parse). A
+reader bounds what a statement can score before it parses it (memory.answers.find_everyday:
+a statement sharing none of the question's words is never parsed). Kept like the readings
+(same key, same bound, forgotten with them).
+
 `COMPANION_PARSE_CACHE=0` turns keeping off (every call parses).
 """
 
@@ -47,6 +55,7 @@ _lock = threading.Lock()
 _kept_lock = threading.Lock()
 _kept: dict[str, OrderedDict] = {"single": OrderedDict(), "batch": OrderedDict()}
 _readings: OrderedDict = OrderedDict()  # (name, text) -> fn(doc), kept for the pipeline in _owner
+_forms: OrderedDict = OrderedDict()  # text -> forms(text), kept for the pipeline in _owner
 _owner: list = [None]  # the pipeline the kept parses and readings came from
 _enabled = [os.environ.get("COMPANION_PARSE_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")]
 
@@ -82,6 +91,7 @@ def forget() -> None:
         for kept in _kept.values():
             kept.clear()
         _readings.clear()
+        _forms.clear()
 
 
 @contextmanager
@@ -101,7 +111,7 @@ def keeping(on: bool):
 def kept_texts() -> set[str]:
     """The texts whose parse is kept now (for the erasure test)."""
     with _kept_lock:
-        return {t for kept in _kept.values() for t in kept} | {t for _, t in _readings}
+        return {t for kept in _kept.values() for t in kept} | {t for _, t in _readings} | set(_forms)
 
 
 def _own(pipe) -> None:
@@ -110,6 +120,7 @@ def _own(pipe) -> None:
         for kept in _kept.values():
             kept.clear()
         _readings.clear()
+        _forms.clear()
         _owner[0] = pipe
 
 
@@ -195,3 +206,59 @@ def read_many(name: str, texts, fn) -> list:
             while len(_readings) > KEEP_READINGS:
                 _readings.popitem(last=False)
     return [made[t] if t in made else found[t] for t in texts]
+
+
+@lru_cache(maxsize=1)
+def _lemma_tables(pipe) -> tuple:
+    """(rules, exceptions, index) per part of speech, and every lemma the attribute ruler sets."""
+    lookups = pipe.get_pipe("lemmatizer").lookups
+    rules, exc, index = (lookups.get_table(n, {}) for n in ("lemma_rules", "lemma_exc", "lemma_index"))
+    ruled = set()
+    if "attribute_ruler" in pipe.pipe_names:
+        for p in pipe.get_pipe("attribute_ruler").patterns:
+            lemma = p.get("attrs", {}).get("LEMMA")
+            if isinstance(lemma, str):
+                ruled.add(lemma.lower())
+    poses = set(rules.keys()) | set(exc.keys()) | set(index.keys())
+    return ({pos: (list(rules.get(pos, [])), dict(exc.get(pos, {}))) for pos in poses}, frozenset(ruled))
+
+
+@lru_cache(maxsize=65536)
+def _word_forms(low: str, pipe_id: int) -> frozenset:
+    """Every lemma the rule lemmatizer can give the lowercased word `low`, under any part of speech."""
+    by_pos, _ = _lemma_tables(nlp())
+    out = {low, low.rstrip("s")}
+    for rules, exc in by_pos.values():
+        for old, new in rules:
+            if low.endswith(old):
+                form = low[: len(low) - len(old)] + new
+                if form:
+                    out.add(form)
+        out.update(f.lower() for f in exc.get(low, ()))
+    return frozenset(out)
+
+
+def forms(text: str) -> frozenset:
+    """Every form a parse of `text` could give one of its words (`lower_`, `lemma_` under any part
+    of speech, `lower_` without a final s), plus the attribute ruler's lemmas: a superset, read
+    from the tokenizer and the lemmatizer's tables alone (no tagger, parser or NER)."""
+    pipe = nlp()
+    if _enabled[0] and isinstance(text, str):
+        with _kept_lock:
+            _own(pipe)
+            hit = _forms.get(text)
+            if hit is not None:
+                _forms.move_to_end(text)
+                return hit
+    _, ruled = _lemma_tables(pipe)
+    out = set(ruled)
+    for tok in pipe.tokenizer(text):
+        out |= _word_forms(tok.lower_, id(pipe))
+    out = frozenset(out)
+    if _enabled[0] and isinstance(text, str):
+        with _kept_lock:
+            if _owner[0] is pipe:
+                _forms[text] = out
+                while len(_forms) > KEEP_READINGS:
+                    _forms.popitem(last=False)
+    return out

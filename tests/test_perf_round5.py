@@ -1,0 +1,96 @@
+"""Issue 26, fifth round: the slot-type recall reader parses a bounded number of statements,
+and the bound never changes its answer. Counts of parses and candidates, never times."""
+
+from __future__ import annotations
+
+import random
+
+from eval import benchrecall
+from memory import answers, facts, messages, nlp
+
+
+def _told(store, who, texts):
+    messages.append_many(store, who, [dict(sender="user", text=t, context="personal") for t in texts])
+
+
+def test_word_forms_hold_every_form_a_parse_gives():
+    # the bound is sound only if every word form a parse reads is among nlp.forms (no parse)
+    rows = benchrecall.conversation(400, seed=3)
+    texts = [facts.blank_quotes(r["text"]) for r in rows if r["sender"] == "user"][:150]
+    texts += ["My sister Ines lives in Bristol, so I don't see her much", "We went to Porto and ran a 10k",
+              "The children were better at it than me", "gonna be there by noon", "She's been living in Leeds"]
+    for text, doc in zip(texts, nlp.parse_many(texts)):
+        seen = answers._lemma_set(doc) | {t.lower_ for t in doc}
+        assert seen <= nlp.forms(text), (text, seen - nlp.forms(text))
+
+
+def _exhaustive(monkeypatch, ask, cands, known):
+    """find_everyday with the bound switched off: every statement read, as before this round."""
+    with monkeypatch.context() as m:
+        m.setattr(answers, "_reach", lambda c, words, alias, concept: 10**6)
+        return answers.find_everyday(ask, cands, known)
+
+
+def _parsed(monkeypatch):
+    seen: list[str] = []
+    real = nlp.parse_many
+
+    def counting(texts, batch_size=64):
+        texts = list(texts)
+        seen.extend(texts)
+        return real(texts, batch_size)
+
+    monkeypatch.setattr(nlp, "parse_many", counting)
+    return seen
+
+
+def test_find_everyday_reads_few_statements_and_answers_as_reading_all(monkeypatch):
+    rnd = random.Random(5)
+    filler = [f"Work was long again today, the {w} meeting ran over" for w in
+              ("budget", "design", "sales", "hiring", "planning", "review", "quarterly", "team")]
+    texts = [rnd.choice(filler) + f" ({i})" for i in range(120)]
+    texts[40] = "My brother Arun moved to Leeds last spring for work"
+    texts[90] = "Arun lives in Leeds now, near the station"
+    cands = [answers.Candidate(t, f"d{i}", i + 1, None, "message") for i, t in enumerate(texts)]
+    known = answers.known_names(texts)
+    for question in ("where does my brother live?", "where does Arun live?", "which city is arun in?"):
+        ask = answers.read_everyday(question, known)
+        assert ask is not None, question
+        want = _exhaustive(monkeypatch, ask, cands, known)
+        with monkeypatch.context() as m:
+            parsed = _parsed(m)
+            got = answers.find_everyday(ask, cands, known)
+        assert (got and got.public()) == (want and want.public()), question
+        assert got is not None and got.value == "Leeds", (question, got)
+        # the 118 statements about meetings share no word with the question: none is parsed
+        assert len(parsed) <= answers._READ_BATCH, (question, len(parsed))
+
+
+def test_find_everyday_ties_go_to_the_newest_as_before(monkeypatch):
+    texts = ["I live in Bristol", "Moved to Leeds, I live near the park now", "I live in Leeds"]
+    cands = [answers.Candidate(t, f"d{i}", i + 1, None, "message") for i, t in enumerate(texts)]
+    known = answers.known_names(texts)
+    ask = answers.read_everyday("where do i live?", known)
+    want = _exhaustive(monkeypatch, ask, cands, known)
+    got = answers.find_everyday(ask, cands, known)
+    assert got.public() == want.public()
+    assert got.candidate.dayid == want.candidate.dayid
+
+
+def test_everyday_candidates_are_bounded_and_keep_the_answer(store, ana):
+    rnd = random.Random(9)
+    work = sorted(w for w, c in answers._concept_of().items() if c == "work")[:8]
+    assert len(work) >= 3
+    noise = [f"{rnd.choice(['long', 'slow', 'odd', 'busy'])} day, the {work[i % len(work)]} thing again, {i} emails"
+             for i in range(300)]
+    _told(store, ana, noise[:280] + ["I work at Fennel & Co, the design studio on King Street"] + noise[280:])
+    as_of = messages.next_ordinal(store, ana)
+    known = answers.known_names([])
+    ask = answers.read_everyday("where do i work again?", known)
+    cands = answers.everyday_candidates(store, ana, as_of, ask, known)
+    # more than 64 hold one of the words: the 64 that can score highest are read
+    assert len(cands) == answers.EVERYDAY_READ
+    assert any("Fennel" in c.text for c in cands)
+    reply, read = answers.answer(store, ana, as_of, "where do i work again?")
+    assert "Fennel" in reply, reply
+    assert read["candidates"] <= answers.EVERYDAY_READ
