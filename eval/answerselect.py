@@ -160,7 +160,7 @@ def locomo_cases(path: str, convs) -> list[Case]:
         for i, t in enumerate(turns):
             by_speaker.setdefault(t["speaker"], []).append(
                 answers.Candidate(t["text"], t["dia_id"], i + 1, None, "message"))
-        sents_of = {s: sel.candidate_sentences(cs) for s, cs in by_speaker.items()}
+        sents_of = {s: sel.candidate_sentences(answers._sentences(cs)) for s, cs in by_speaker.items()}
         vec_of = {s: _embed_cached([x.text for x in ss]) for s, ss in sents_of.items()}
         speakers = list(by_speaker)
         for qa in conv["qa"]:
@@ -199,7 +199,7 @@ def recallgen_cases(seeds, split: str) -> list[Case]:
             if step.get("recall") or step.get("unknown"):
                 vocab = {w for c in prior for w in re.findall(r"[a-z]{4,}", c.text.lower())}
                 core = answers.unframe(answers.normalise(step["text"], vocab))
-                ss = sel.candidate_sentences(prior)
+                ss = sel.candidate_sentences(answers._sentences(prior))
                 exp = step.get("recall") or []
                 pos = np.array([any(chatcheck.contains(s.text, e) for e in exp) for s in ss], dtype=bool)
                 c = Case(core, ss, pos, "recallgen", 100 + seed, bool(exp))
@@ -210,13 +210,13 @@ def recallgen_cases(seeds, split: str) -> list[Case]:
 
 
 def featurise(cases: list[Case]) -> None:
-    from memory import nlp
+    from memory import answers, nlp
 
     qdocs = nlp.parse_many([c.question for c in cases])
     qvecs = _embed_cached([c.question for c in cases])
     for c, d, v in zip(cases, qdocs, qvecs):
         c.x = sel.feature_matrix(d, v, c.sents, c.vecs)
-        c.mask = np.array([sel.supports(d, s) for s in c.sents], dtype=bool)  # the runtime's eligibility gate
+        c.mask = np.array([sel.supports(d, s, answers._expand) for s in c.sents], dtype=bool)  # the runtime's eligibility gate
 
 
 # ---------------------------------------------------------------- fit, folds, threshold

@@ -171,12 +171,11 @@ class Selection:
                 "sentence": self.sentence.text if self.sentence is not None else None}
 
 
-def candidate_sentences(cands) -> list[Sentence]:
-    """The stated sentences of the participant's candidate messages (memory.answers.Candidate)."""
-    from memory import answers
-
+def candidate_sentences(stated) -> list[Sentence]:
+    """Sentences to score from `stated`: (candidate, sentence span, message text) of the participant's
+    stated sentences (memory.answers._sentences: no question, no negated, supposed or reported clause)."""
     out, idx = [], {}
-    for c, sent, _ in answers._sentences(list(cands)):
+    for c, sent, _ in stated:
         key = c.dayid or str(c.ordinal)
         k = idx.get(key, 0)
         idx[key] = k + 1
@@ -193,44 +192,34 @@ def embed(texts: list[str]) -> np.ndarray:
     return embeddings.default().encode(texts)
 
 
-def select(question: str, cands, threshold: float | None = None, unread: bool = False) -> Selection:
-    """The best of the participant's candidate statements for `question`, with its score and the
-    threshold it must pass (`unread`: no reader read the question; its own threshold)."""
+def select(question: str, sents: list[Sentence], threshold: float | None = None, unread: bool = False,
+           expand=None) -> Selection:
+    """The best of the participant's candidate sentences for `question`, with its score and the
+    threshold it must pass (`unread`: no reader read the question; its own threshold). `expand`:
+    words -> words of the same concept, for the support gate."""
     from memory import nlp
 
     m = model()
     if threshold is None:
         threshold = float(m["threshold_unread"] if unread else m["threshold"])
-    sents = candidate_sentences(cands)
     if not sents:
         return Selection(0.0, threshold, None, 0)
     q_doc = nlp.parse(question)
     vecs = embed([question] + [s.text for s in sents])
     x = feature_matrix(q_doc, vecs[0], sents, vecs[1:])
     p = scores(x, m)
-    p = np.where([supports(q_doc, s) for s in sents], p, 0.0)
+    p = np.where([supports(q_doc, s, expand) for s in sents], p, 0.0)
     best = int(np.argmax(p))
     return Selection(float(p[best]), threshold, sents[best], len(sents))
 
 
-def supports(q_doc, s: Sentence) -> bool:
+def supports(q_doc, s: Sentence, expand=None) -> bool:
     """Lexical support: the sentence holds one of the question's content words other than its names
     (or a word of the same concept: memory/data/answers.json), when the question has any. A sentence
     that only names the person asked about ("my friend Sofia's wedding" for "where does Sofia live?")
     is about them, not an answer to what is asked of them."""
-    from memory import answers
-
     words = _content(q_doc) - _names(q_doc) - {t.lemma_.lower() for t in q_doc if t.pos_ == "PROPN"}
     if not words:
         return True
     have = {t.lemma_.lower() for t in s.doc} | {t.lower_ for t in s.doc}
-    return bool(have & (words | answers._expand(words)))
-
-
-def compose(sel: Selection, now: datetime | None = None) -> str:
-    """The reply quoting the answering statement as they said it, with when it was told."""
-    from memory import answers
-
-    s = sel.sentence
-    told = answers.when_told(s.ts, now)
-    return f"You told me{told}: \u201c{answers._quote(s.text)}\u201d"
+    return bool(have & (words | (expand(words) if expand else set())))

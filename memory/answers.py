@@ -838,12 +838,14 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
 def _asks_own_past(text: str) -> bool:
     """A question no reader read that still asks about the participant's own past (a question or a
     recall request, about them or their people), never an action request or advice."""
-    from memory import grounding
+    from memory.features import cue_features
 
     t = text.strip()
     if is_action_request(t) or _ADVICE.search(t.lower()):
         return False
-    return (t.endswith("?") or asks_recall(t)) and bool(_SELF_WORDS.search(t)) and grounding.asks_about_the_past(t)
+    f = cue_features(t)  # memory.grounding's asks_about_the_past, read here (grounding imports this module)
+    past = not f["action_request"] and (f["backref_cues"] > 0 or f["own_life_question"] > 0 or f["time_cues"] > 0)
+    return (t.endswith("?") or asks_recall(t)) and bool(_SELF_WORDS.search(t)) and past
 
 
 def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(), limit: int = 200) -> list[Candidate]:
@@ -866,7 +868,8 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
 
     try:
         pool = selector_candidates(store, participant, as_of, extra, cands)
-        chosen = answer_select.select(question, pool, unread=unread)
+        chosen = answer_select.select(question, answer_select.candidate_sentences(_sentences(pool)),
+                                      unread=unread, expand=_expand)
     except Exception:  # no parser, no embedder: the rule readers' reply stands
         return None
     trace = chosen.public()
@@ -874,7 +877,7 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
         return None, trace
     s = chosen.sentence
     trace["found"] = {"value": None, "dayid": s.dayid, "source": "message", "sentence": s.text, "how": "selector"}
-    return answer_select.compose(chosen, now), trace
+    return f"You told me{when_told(s.ts, now)}: \u201c{_quote(s.text)}\u201d", trace
 
 
 def _parse_question(text: str, core: str, known) -> Question | None:

@@ -15,7 +15,9 @@ from memory.answers import Candidate
 
 
 def _cands(*texts):
-    return [Candidate(t, f"d{i}", i, f"2026-03-0{2 + i % 5}T10:00:00", "message") for i, t in enumerate(texts, 1)]
+    """The stated sentences of messages told one a day from 3 March, as the turn gives them to the selector."""
+    cs = [Candidate(t, f"d{i}", i, f"2026-03-0{2 + i % 5}T10:00:00", "message") for i, t in enumerate(texts, 1)]
+    return answer_select.candidate_sentences(answers._sentences(cs))
 
 
 WEEK = ("ugh, monday. coffee first.",
@@ -46,12 +48,12 @@ def test_the_statement_that_answers_is_quoted_with_when_it_was_told():
     assert s.sentence.text.startswith("My sister Ines moved to Porto")
     assert s.quoted and s.score >= answer_select.model()["threshold"]
     from datetime import datetime
-    reply = answer_select.compose(s, datetime(2026, 3, 9, 12, 0))  # told on 4 March
+    reply = f"You told me{answers.when_told(s.sentence.ts, datetime(2026, 3, 9, 12, 0))}: \u201c{s.sentence.text}\u201d"
     assert reply == "You told me on Wednesday: \u201cMy sister Ines moved to Porto in May, she loves it there.\u201d"
 
 
 def test_a_question_is_never_a_candidate_even_when_it_is_the_same_question():
-    sents = answer_select.candidate_sentences(_cands(*WEEK))
+    sents = _cands(*WEEK)
     assert all(not s.text.endswith("?") for s in sents)
     s = answer_select.select("where does my sister live again?", _cands("where does my sister live again?",
                                                                         "ugh, monday. coffee first."))
