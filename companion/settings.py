@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     # compact one. auto: every model not marked capable (the embedded demo model among them).
     grounded: str = Field(default="auto", pattern="^(auto|on|off)$",
                           description="answer recall from memory, drop unheard names (auto: models not marked capable)")
+    # Within the grounded answer: where no rule reader finds the value, the learned answer-statement
+    # selector (memory/answer_select.py) quotes the participant's sentence that answers, above its
+    # stored threshold (else: not told). auto: whenever the grounded answer runs.
+    answer_select: str = Field(default="auto", pattern="^(auto|on|off)$",
+                               description="quote the statement a learned selector finds when no reader finds the value")
     session_gap_minutes: float = Field(default=30.0, gt=0, description="silence that ends a session")
     researcher_password: str | None = Field(default=None, description="opens the researcher page")
     retention_days: int | None = Field(default=None, ge=1, description="messages and traces older than this are swept daily")

@@ -362,7 +362,7 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     if grounded:  # a question about their own past is answered from what they said, not generated
         try:
             recall_text, read = answers.answer(ctx.store, ctx.participant, ctx.as_of, ctx.text, applied.items,
-                                               ctx.recent, now)
+                                               ctx.recent, now, select=settings.answer_select != "off")
         except Exception as e:  # the answerer must not lose the turn: the model answers instead
             trace.error("answer", e)
             recall_text, read = None, {}

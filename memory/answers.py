@@ -745,15 +745,19 @@ def _claim_names(store, participant: str, as_of: int) -> Names:
     return out
 
 
-def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), now: datetime | None = None
-           ) -> tuple[str | None, dict]:
+def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), now: datetime | None = None,
+           select: bool = True) -> tuple[str | None, dict]:
     """The turn's recall answer: (reply, what was read, for the trace), or (None, {...}) when the
     message is not a question this reader can answer from memory (the model answers it).
     `items`: what retrieval applied (hits); `recent`: the recent window's messages.
 
     The message is normalised and unframed first (everyday wording, below); the parse-based
     reader reads what is left, and where it finds no answer the slot-type reader tries; when
-    neither finds a statement but one read a question, the reply says it was not told."""
+    neither finds a statement but one read a question, the answer-statement selector
+    (memory.answer_select, `select`) quotes the participant's sentence that answers it when its
+    score passes the stored threshold, else the reply says it was not told. A question no reader
+    reads is given to the selector too when it asks about their past; below its threshold it is
+    left to the model, as before."""
     from memory import messages
 
     if is_action_request(text):
@@ -808,21 +812,79 @@ def answer(store, participant: str, as_of: int, text: str, items=(), recent=(), 
                        "found": f.public(), "answer": reply}
     ask = read_everyday(text, known, vocab)
     if ask is None and q is None:
+        if select and _asks_own_past(text):
+            chosen = _select(store, participant, as_of, core, extra, [], now, unread=True)
+            if chosen is not None and chosen[0] is not None:
+                return chosen[0], {"version": VERSION, "question": None, "candidates": 0, "found": chosen[1].get("found"),
+                                   "selector": chosen[1], "answer": chosen[0]}
         return None, {}
     found = None
     if ask is not None:
         cands = everyday_candidates(store, participant, as_of, ask, known, extra)
         known = known.merge(known_names([c.text for c in cands if c not in extra]))
         found = find_everyday(ask, cands, known)
+    chosen = None
     if found is not None:
         reply = compose_everyday(ask, found, now)
-    elif q is not None and not not_told(q).endswith("me that.") or ask is None:
-        reply = not_told(q)
     else:
-        reply = not_told_everyday(ask)
-    return reply, {"version": VERSION, "question": (ask.public() if ask is not None else q.public()),
-                   "candidates": len(cands), "found": found.public() if found is not None else None,
-                   "answer": reply}
+        chosen = _select(store, participant, as_of, core, extra, cands, now) if select else None
+        if chosen is not None and chosen[0] is not None:
+            reply = chosen[0]
+        elif q is not None and not not_told(q).endswith("me that.") or ask is None:
+            reply = not_told(q)
+        else:
+            reply = not_told_everyday(ask)
+    out = {"version": VERSION, "question": (ask.public() if ask is not None else q.public()),
+           "candidates": len(cands), "found": found.public() if found is not None else None, "answer": reply}
+    if chosen is not None:
+        out["selector"] = chosen[1]
+        out["found"] = out["found"] or chosen[1].get("found")
+    return reply, out
+
+
+def _asks_own_past(text: str) -> bool:
+    """A question no reader read that still asks about the participant's own past (a question or a
+    recall request, about them or their people), never an action request or advice."""
+    from memory.features import cue_features
+
+    t = text.strip()
+    if is_action_request(t) or _ADVICE.search(t.lower()):
+        return False
+    f = cue_features(t)  # memory.grounding's asks_about_the_past, read here (grounding imports this module)
+    past = not f["action_request"] and (f["backref_cues"] > 0 or f["own_life_question"] > 0 or f["time_cues"] > 0)
+    return (t.endswith("?") or asks_recall(t)) and bool(_SELF_WORDS.search(t)) and past
+
+
+def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(), limit: int = 200) -> list[Candidate]:
+    """What the selector scores: the readers' candidates, what retrieval found and the recent
+    window (`extra`), and the participant's latest `limit` messages before the bound."""
+    seen: dict[str, Candidate] = {}
+    for c in [*extra, *cands]:
+        seen.setdefault(c.dayid or c.text, c)
+    for r in store.conn.execute(
+            "SELECT dayid, ordinal, ts, text FROM messages WHERE participant=? AND sender='user' AND ordinal<? "
+            "ORDER BY ordinal DESC LIMIT ?", (participant, as_of, limit)).fetchall():
+        seen.setdefault(r["dayid"], Candidate(r["text"], r["dayid"], r["ordinal"], r["ts"], "message"))
+    return list(seen.values())
+
+
+def _select(store, participant: str, as_of: int, question: str, extra, cands, now, unread: bool = False):
+    """(reply or None, trace) from the answer-statement selector; None when it cannot run (fail safe:
+    the caller says not told, or leaves the question to the model)."""
+    from memory import answer_select
+
+    try:
+        pool = selector_candidates(store, participant, as_of, extra, cands)
+        chosen = answer_select.select(question, answer_select.candidate_sentences(_sentences(pool)),
+                                      unread=unread, expand=_expand)
+    except Exception:  # no parser, no embedder: the rule readers' reply stands
+        return None
+    trace = chosen.public()
+    if not chosen.quoted:
+        return None, trace
+    s = chosen.sentence
+    trace["found"] = {"value": None, "dayid": s.dayid, "source": "message", "sentence": s.text, "how": "selector"}
+    return f"You told me{when_told(s.ts, now)}: \u201c{_quote(s.text)}\u201d", trace
 
 
 def _parse_question(text: str, core: str, known) -> Question | None:
