@@ -1144,16 +1144,22 @@ def _fragments(doc, ms, questions) -> tuple[list[Fact], list[Candidate], set]:
                 items = items[1:]
                 if not items:
                     continue
-        listed.add(sent.text)  # the clause reader's candidates of this sentence give way to its items
         alone = len(items) == 1 and who is None  # a one-item sentence ("Great job!") needs more to be a fact
+        got_facts, got_cands = [], []
         for it in items:
             if any(t.i in mm.tokens for mm in ms for t in it):
                 continue  # the mention reader says it ("a dog called Rex")
             got = _item_fact(it, who, doc, alone)
             if isinstance(got, Fact):
-                facts_.append(got)
+                got_facts.append(got)
             elif got is not None:
-                cands.append(got)
+                got_cands.append(got)
+        if got_facts:  # a fact list: its other items go to the learned gate, the clause reader's give way
+            listed.add(sent.text)
+            facts_ += got_facts
+            cands += got_cands
+        # a verb-less sentence with no item a rule reads ("Wow, great job!") is talk: nothing (LoCoMo
+        # test precision fell 0.778 -> 0.673 when every item went to the gate)
     return facts_, cands, listed
 
 
