@@ -34,6 +34,9 @@ the uncertainty):
     python -m eval.factsources measure --locomo PATH [--msc PATH] [--spc DIR] [--split test]
                                        [--road rules|learned|both] [--limit N] [--json]
     python -m eval.factsources sweep --locomo PATH --msc PATH    # dev only: the learned road's threshold
+    python -m eval.factsources folds --locomo PATH --msc PATH [--k 3] [--write]
+        # the clause fallback's threshold on held-out folds of LoCoMo conversations 1-6, MSC valid
+        # and tests/data/facts/dev.jsonl (memory/data/facts/fallback-v1.json); never a test split
 """
 
 from __future__ import annotations
@@ -501,6 +504,102 @@ def sweep(locomo: str, msc: str, thresholds=(0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8
     return out
 
 
+FOLD_SOURCES = ("locomo-1-6", "msc-dev", "own-dev")
+GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+def _fold(key: str, k: int) -> int:
+    return int(hashlib.sha1(key.encode("utf-8")).hexdigest()[:8], 16) % k
+
+
+def fold_rows(locomo: str, msc: str, msc_limit: int | None = 1500) -> dict[str, list]:
+    """The dev material the clause fallback's threshold is chosen on: LoCoMo conversations 1-6 (in
+    the file's order) with their observations, MSC's valid persona lines (seeded sample), and the
+    project's dev set. Never a test split, never tests/data/facts/test.jsonl."""
+    from eval import facts_eval
+
+    data = json.loads(Path(locomo).read_text(encoding="utf-8"))
+    first = {c["sample_id"] for c in data[:6]}
+    lo = [r for r in locomo_rows(locomo, ("train", "dev", "test")) if r.id.split("/")[0] in first]
+    ms = load("msc", msc, ("dev",), msc_limit)
+    own = facts_eval.load(Path(__file__).resolve().parents[1] / "tests" / "data" / "facts" / "dev.jsonl")
+    return {"locomo-1-6": lo, "msc-dev": ms, "own-dev": own}
+
+
+def _read_scored(texts: list[str]):
+    """Per text: the rule road's claims and the fallback's candidates with the gate's probability."""
+    from memory import fact_classifier, facts
+
+    out = []
+    for d in parse(texts):
+        rule, cands = facts.read_doc(d)
+        cands = [c for c in cands if fact_classifier.admits(c)]
+        p = fact_classifier.probabilities(cands) if cands else np.zeros(0)
+        out.append(([f.text for f in rule], [(c.text, float(x)) for c, x in zip(cands, p)]))
+    return out
+
+
+def folds(locomo: str, msc: str, k: int = 3, min_precision: float = 0.85, max_loss: float = 0.02,
+          grid=GRID, msc_limit: int | None = 1500) -> dict:
+    """The clause fallback's gate threshold, chosen on held-out folds (memory.fact_classifier
+    FALLBACK). Each source is cut into k folds (by LoCoMo session, MSC line, dev row). For each
+    fold: the lowest threshold at which, on the other folds, every source keeps precision >=
+    min_precision (where the reader before, at the weights' own threshold, is already under it
+    there, as on LoCoMo, whose observations are summaries: no more than max_loss below that
+    reader's); then scored on the held-out fold. The shipped threshold is the highest of the k
+    choices (fail-safe: the strictest fold wins)."""
+    from eval import facts_eval
+    from memory import fact_classifier
+
+    incumbent = float(np.load(fact_classifier.MODEL)["threshold"])
+
+    tau = threshold()
+    sources = fold_rows(locomo, msc, msc_limit)
+    read = {}
+    for name, rows in sources.items():
+        texts = [r["text"] if isinstance(r, dict) else r.text for r in rows]
+        read[name] = _read_scored(texts)
+
+    def key(name, r):
+        return r["id"] if isinstance(r, dict) else (r.group if name == "locomo-1-6" else r.id)
+
+    def metrics(name, idx, t):
+        rows = [sources[name][i] for i in idx]
+        claims = [read[name][i][0] + ([c for c, p in read[name][i][1] if p >= t] if t is not None else [])
+                  for i in idx]
+        if name == "own-dev":
+            s = facts_eval.score(rows, claims, per_persona=False)
+            return {"recall": s["recall"], "precision": s["precision"], "gold": s["gold"], "extracted": s["extracted"],
+                    "opposite": s["opposite"]}
+        s = score(rows, claims, tau)
+        return {"recall": s["recall"], "precision": s["precision"], "gold": s["facts"], "extracted": s["claims_scored"]}
+
+    fold_of = {n: [_fold(key(n, r), k) for r in rows] for n, rows in sources.items()}
+    choices = []
+    for f in range(k):
+        inside = {n: [i for i, x in enumerate(fold_of[n]) if x != f] for n in sources}
+        held = {n: [i for i, x in enumerate(fold_of[n]) if x == f] for n in sources}
+        base = {n: metrics(n, inside[n], incumbent) for n in sources}
+        chosen, curve = None, []
+        for t in grid:
+            m = {n: metrics(n, inside[n], t) for n in sources}
+            ok = all((m[n]["precision"] or 0) >= min(min_precision, (base[n]["precision"] or 1) - max_loss) for n in sources)
+            curve.append({"threshold": t, "ok": ok, **{n: m[n] for n in sources}})
+            if ok and chosen is None:
+                chosen = t
+        chosen = chosen if chosen is not None else max(grid)
+        choices.append({"fold": f, "threshold": chosen, "before_inside": base, "curve_inside": curve,
+                        "held_out_before": {n: metrics(n, held[n], incumbent) for n in sources},
+                        "held_out": {n: metrics(n, held[n], chosen) for n in sources}})
+    final = max(c["threshold"] for c in choices)
+    return {"threshold": final, "k": k, "min_precision": min_precision, "max_loss": max_loss, "before": incumbent,
+            "sources": {n: len(r) for n, r in sources.items()}, "msc_limit": msc_limit, "matcher": tau,
+            "folds": choices,
+            "all_at_threshold": {n: metrics(n, list(range(len(sources[n]))), final) for n in sources},
+            "all_before": {n: metrics(n, list(range(len(sources[n]))), incumbent) for n in sources},
+            "all_rules": {n: metrics(n, list(range(len(sources[n]))), None) for n in sources}}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.factsources", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -516,6 +615,11 @@ def main(argv=None) -> int:
     w = sub.add_parser("sweep", help="the whole reader at each learned-road threshold on the dev sources")
     w.add_argument("--locomo", required=True)
     w.add_argument("--msc", required=True)
+    fo = sub.add_parser("folds", help="choose the clause fallback's threshold on held-out folds of the dev parts")
+    fo.add_argument("--locomo", required=True)
+    fo.add_argument("--msc", required=True)
+    fo.add_argument("--k", type=int, default=3)
+    fo.add_argument("--write", action="store_true", help="write memory/data/facts/fallback-v1.json")
     h = sub.add_parser("handcheck", help="show the matcher's labelled sample (LoCoMo text, never committed)")
     h.add_argument("--locomo", required=True)
     h.add_argument("--draw", action="store_true", help="draw a new sample and print it for labelling")
@@ -528,6 +632,18 @@ def main(argv=None) -> int:
             return 0
         doc = json.loads(HANDCHECK.read_text())
         print(json.dumps({k: v for k, v in doc.items() if k != "pairs"}, indent=1))
+        return 0
+    if a.cmd == "folds":
+        res = folds(a.locomo, a.msc, a.k)
+        for f in res["folds"]:
+            print(json.dumps({"fold": f["fold"], "threshold": f["threshold"], "held_out": f["held_out"],
+                              "held_out_before": f["held_out_before"]}))
+        print(json.dumps({"threshold": res["threshold"], "all_at_threshold": res["all_at_threshold"],
+                          "all_before": res["all_before"], "all_rules": res["all_rules"]}))
+        if a.write:
+            from memory import fact_classifier
+
+            fact_classifier.FALLBACK.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
         return 0
     if a.cmd == "sweep":
         for row in sweep(a.locomo, a.msc):

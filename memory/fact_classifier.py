@@ -11,6 +11,12 @@ they were made); nothing is trained at run time. Only clauses that passed the pa
 (no question, negation, supposition, report or quote: memory.facts.not_stated) reach it, and
 then only from a sentence with no sign of any of those nor of a state that ended (`plain`); its claims go through the same verify -> merge as the rule road's, with `origin` fact-classifier.
 Without the weights file the road is off (the rule road still reads).
+
+Round 5 (the clause fallback): the road also sees the items of verb-less sentences no rule reads
+("Gluten intolerant, two kids" -> the candidate "Gluten intolerant"; memory.facts._fragments);
+its threshold is the one chosen on held-out folds of the dev parts (FALLBACK, `python -m
+eval.factsources folds`), and a kept clause about the participant gets its kind from a small
+softmax over the same embedding (KINDS, `python -m eval.fact_train kinds`), or "other".
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ NAME = "fact-classifier"
 _lock = threading.Lock()
 
 
+# The clause fallback (issue 27, round 5): the gate threshold chosen on held-out folds of the dev
+# parts of the external sources and the project's dev set (`python -m eval.factsources folds`),
+# replacing the weights' own; and the kind classifier that names a kept clause's category.
+FALLBACK = Path(__file__).resolve().parent / "data" / "facts" / "fallback-v1.json"
+KINDS = Path(__file__).resolve().parent / "data" / "facts" / "kinds-v1.npz"
+
+
 class Model:
     def __init__(self, path: Path = MODEL):
         z = np.load(path, allow_pickle=False)
@@ -36,6 +49,8 @@ class Model:
         self.b = float(z["b"])
         self.threshold = float(z["threshold"])
         self.meta = json.loads(str(z["meta"]))
+        if path == MODEL and FALLBACK.exists():
+            self.threshold = float(json.loads(FALLBACK.read_text(encoding="utf-8"))["threshold"])
 
     def probability(self, vecs: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(vecs @ self.w + self.b)))
@@ -112,3 +127,39 @@ def decide_many(batches: list[list]) -> list[list]:
 
 def decide(cands: list) -> list:
     return decide_many([cands])[0]
+
+
+class Kinds:
+    """The kind classifier: a softmax over the MiniLM embedding of a kept clause's text, trained
+    by `python -m eval.fact_train --kinds` on the categories the rule road gives its own claims
+    (train splits only). Below its `threshold` (the top probability) the kind is "other"."""
+
+    def __init__(self, path: Path = KINDS):
+        z = np.load(path, allow_pickle=False)
+        self.w = z["w"].astype(np.float32)
+        self.b = z["b"].astype(np.float32)
+        self.labels = [str(x) for x in z["labels"]]
+        self.threshold = float(z["threshold"])
+        self.meta = json.loads(str(z["meta"]))
+
+    def predict(self, vecs: np.ndarray) -> list[str]:
+        z = vecs @ self.w + self.b
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        p = z / z.sum(axis=1, keepdims=True)
+        return [self.labels[int(k)] if p[i, k] >= self.threshold else "other"
+                for i, k in enumerate(p.argmax(axis=1))]
+
+
+@lru_cache(maxsize=1)
+def kinds() -> Kinds | None:
+    with _lock:
+        return Kinds() if KINDS.exists() else None
+
+
+def kind_of(texts: list[str]) -> list[str]:
+    """The category of each kept clause ("work", "health", "family" ...), or "other" (no kinds
+    file, or no kind sure enough)."""
+    k = kinds()
+    if k is None or not texts:
+        return ["other"] * len(texts)
+    return k.predict(_embedder().encode(texts))

@@ -1006,6 +1006,9 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
             c = _candidate(tok, who, subj, doc)
             if c is not None:
                 cands.append(c)
+    frag, fcands, listed = _fragments(doc, ms, questions)
+    found += frag
+    cands = [c for c in cands if c.sentence not in listed] + fcands
     found += _dates(doc, ms)
     found += _name(doc)
     found += _partners(doc, questions)
@@ -1020,7 +1023,144 @@ def read_doc(doc) -> tuple[list[Fact], list[Candidate]]:
         if k not in seen:
             seen.add(k)
             out.append(f)
-    return out, [c for c in cands if c.text.lower() not in seen]
+    kept = []
+    for c in cands:
+        if c.text.lower() not in seen:
+            seen.add(c.text.lower())
+            kept.append(c)
+    return out, kept
+
+
+# ---------------------------------------------------------------- verb-less fact lists
+
+_FINITE = {"VBZ", "VBP", "VBD", "MD"}
+_ITEM_SPLIT = {",", ";", "/", "|", "&", "+", "and", "-", "\u2013", "\u2014", "with"}
+_AGE_WORDS = re.compile(r"^(?:age[ds]?\s+)?(\d{1,2})\s*(?:y/?o|yrs?(?: old)?|years? old|years? young)?$|^(\d{1,2})yo$", re.I)
+_ITEM_LEAD = {"and", "a", "an", "just", "also", "plus", "oh", "so", "well", "btw", "um", "lol", "haha", "me", "about",
+              "im", "i'm"}
+
+
+def _fragment_items(sent) -> list[list]:
+    """The items of a verb-less sentence ("38, nurse, two kids"; "retired teacher from Leeds &
+    a grandma"): its tokens cut at commas, semicolons, slashes and "and" (between items)."""
+    items, cur = [], []
+    for t in sent:
+        if t.lower_ in _ITEM_SPLIT or (t.is_punct and t.text not in ("'", "-")):
+            if cur:
+                items.append(cur)
+            cur = []
+            continue
+        cur.append(t)
+    if cur:
+        items.append(cur)
+    out = []
+    for it in items:
+        while it and (it[0].lower_ in _ITEM_LEAD or it[0].lower_ in _DISCOURSE or it[0].is_punct):
+            it = it[1:]
+        while it and (it[-1].lower_ in _DISCOURSE or it[-1].is_punct or it[-1].lower_ in ("lol", "haha", "btw")):
+            it = it[:-1]
+        if it and not all(t.pos_ in ("INTJ", "PUNCT") or t.lower_ in _DISCOURSE for t in it):
+            out.append(it)
+    return out
+
+
+def _item_fact(it, who, doc, alone: bool = False) -> Fact | Candidate | None:
+    """One item of a verb-less list said of `who` (None: the participant; else a Mention): an
+    age, an occupation, a count of people or animals, a diet or state, where they are from, or
+    else a candidate for the learned gate (its words, first person as "their")."""
+    lex = lexicon()
+    words = " ".join(t.text for t in it)
+    ev = doc[it[0].i: it[-1].i + 1].text
+    low = [t.lower_ for t in it]
+    key = who.key() if who is not None else None
+    subj = who.who() + " is" if who is not None else "Is"
+    m = _AGE_WORDS.match(words.strip())
+    if m:
+        n = int(m.group(1) or m.group(2))
+        if (5 if who is None else 0) <= n <= 110:
+            return Fact(f"{subj} {n} years old", f"{key}:age" if key else "age", "biographical", ev)
+        return None
+    head = it[-1]
+    if len(it) == 1 and head.lower_ in lex["diets"]:
+        return Fact(f"{subj} {head.lower_}", (f"{key}:diet" if key else "diet") if head.lower_ in
+                    ("vegetarian", "vegan", "pescatarian") else None, "health", ev)
+    cut = next((k for k, t in enumerate(it) if t.pos_ == "ADP"), len(it))
+    occ = next((k for k in range(cut - 1, -1, -1) if it[k].lemma_.lower() in lex["occupations"] or
+                it[k].lower_ in lex["occupations"]), None)
+    if occ is not None and all(t.pos_ in ("ADJ", "NOUN", "PROPN", "DET", "NUM") for t in it[:occ]) and \
+            (occ == len(it) - 1 or it[occ + 1].pos_ == "ADP"):
+        body = _words([t for t in it if t.lower_ not in ("a", "an", "the") or t.i > it[occ].i], True)
+        if it[0].pos_ != "PROPN":
+            body = body[:1].lower() + body[1:]
+        article = "an" if body[:1].lower() in "aeiou" else "a"
+        if who is not None:
+            return Fact(f"{subj} {article} {body}", f"{key}:occupation", "work", ev)
+        if low[0] in ("retired", "former", "ex", "ex-") or it[occ].lemma_.lower() in ("student", "retiree"):
+            return Fact(f"Is {article} {body}", "occupation", "work", ev)
+        return Fact(f"Works as {article} {body}", "occupation", "work", ev)
+    if who is None and len(it) >= 2 and (_num(it[0]) or low[0] in ("a", "an")):
+        rel = _rel_at(it[-1])
+        if rel is not None:
+            noun = _words(it[1:], True).lower()
+            slot = f"has:{rel}" if _num(it[0]) else None
+            return Fact(f"Has {low[0]} {noun}", slot, _CATEGORY[lex["relations"][rel]], ev)
+    at = 2 if low[:2] in (["based", "in"], ["living", "in"], ["located", "in"]) else 1 if low[0] == "in" else 0
+    if at and len(it) > at and all(t.pos_ == "PROPN" for t in it[at:] if t.is_alpha):
+        place = _words(it[at:], False)
+        return Fact(f"{who.who()} {who.verb('lives', 'live')} in {place}" if who is not None else f"Lives in {place}",
+                    f"{key}:residence" if key else "residence", "residence", ev)
+    if low[0] == "from" and len(it) >= 2 and all(t.text[:1].isupper() for t in it[1:] if t.is_alpha):
+        place = _words(it[1:], False)
+        return Fact(f"{subj} from {place}", f"{key}:origin" if key else "origin", "biographical", ev)
+    content = [t for t in it if t.is_alpha and not t.is_stop and t.lower_ not in _VAGUE and t.pos_ != "INTJ"]
+    if len(content) < (2 if alone else 1) or len(it) > 12 or any(t.lower_ in _LISTENER for t in it):
+        return None
+    text = _words(it, True)
+    if who is not None:
+        text = f"{who.who()}: {text}"
+    return Candidate(text[:1].upper() + text[1:], ev, key, "other" if who is None else _CATEGORY[who.category],
+                     it[0].sent.text, ev)
+
+
+def _fragments(doc, ms, questions) -> tuple[list[Fact], list[Candidate], set]:
+    """Facts of verb-less sentences ("38, nurse, two kids."; "Retired teacher from Leeds."):
+    each item on its own (`_item_fact`), said of the participant, or of someone of theirs when
+    the sentence opens with them ("my sister: 34, nurse in Leeds"). A sentence with a finite
+    verb is the clause readers'; a question, a negation or a supposition states nothing here."""
+    facts_, cands, listed = [], [], set()
+    for sent in doc.sents:
+        if sent.start in questions or any(t.tag_ in _FINITE for t in sent):
+            continue
+        if any(t.dep_ == "neg" or t.lower_ in ("no", "not", "never", "if", "maybe", "ex", "former", "formerly", "used")
+               for t in sent) or len(sent) > 30:
+            continue
+        who = None
+        items = _fragment_items(sent)
+        if items:
+            first = {t.i for t in items[0]}
+            m = next((m for m in ms if m.tokens & first and m.mine), None)
+            if m is not None:
+                who = m
+                items = items[1:]
+                if not items:
+                    continue
+        alone = len(items) == 1 and who is None  # a one-item sentence ("Great job!") needs more to be a fact
+        got_facts, got_cands = [], []
+        for it in items:
+            if any(t.i in mm.tokens for mm in ms for t in it):
+                continue  # the mention reader says it ("a dog called Rex")
+            got = _item_fact(it, who, doc, alone)
+            if isinstance(got, Fact):
+                got_facts.append(got)
+            elif got is not None:
+                got_cands.append(got)
+        if got_facts:  # a fact list: its other items go to the learned gate, the clause reader's give way
+            listed.add(sent.text)
+            facts_ += got_facts
+            cands += got_cands
+        # a verb-less sentence with no item a rule reads ("Wow, great job!") is talk: nothing (LoCoMo
+        # test precision fell 0.778 -> 0.673 when every item went to the gate)
+    return facts_, cands, listed
 
 
 _PRONOUN_OBJECT = {"it", "that", "this", "them", "those", "these", "one", "there"}
@@ -1129,10 +1269,15 @@ def learned_road_on(learned: bool | None = None) -> bool:
 
 
 def _learned(kept: list[Candidate]) -> list[Fact]:
-    """The learned road's kept candidates as Facts (slot None: they deduplicate by text)."""
-    from memory.fact_classifier import NAME
+    """The learned road's kept candidates as Facts: the clause itself is the claim (slot None: it
+    deduplicates by text; a correction in the panel supersedes it, memory.claims.edit). A clause
+    about the participant gets its kind from the kind classifier (memory.fact_classifier.kind_of;
+    "other" when unsure); one about someone of theirs keeps that person's category."""
+    from memory.fact_classifier import NAME, kind_of
 
-    return [Fact(c.text, None, c.category, c.evidence, origin=NAME) for c in kept]
+    own = [c for c in kept if c.about is None]
+    kinds = dict(zip((id(c) for c in own), kind_of([c.text for c in own]))) if own else {}
+    return [Fact(c.text, None, kinds.get(id(c), c.category), c.evidence, origin=NAME) for c in kept]
 
 
 def from_doc(doc, learned: bool | None = None) -> list[Fact]:
