@@ -14,6 +14,11 @@ same conversation that the reversal takes back).
 
 Voices (a preference is stated): complaint, sarcasm, hedge, embedded in other content, context-
 specific (work / personal), a later reversal, typos / slang / non-native word order.
+Take-backs (kind `takeback`, round 5: "you can stop trying to ...", "never mind me asking you to
+..."): the core is the setting taken back, `expect` the context's default it returns to
+(`reverted`), `before` the earlier message asking for it. They are kept out of the classifier's
+generated bank and train the stance model with the complaint frames (`stance_examples`);
+`scope_examples` (topics of TOPICS in SCOPE_FRAMES) train the scope model (eval.prefmodels).
 Look-alikes (nothing may be stored; `forbid` holds the core's setting): quoted, questioned,
 someone else's, reported, hypothetical, conditional on a request not made, negated, a motto, and
 the content of a requested action ("text my sister and ask her to ..."). Ordinary chat (`chat`,

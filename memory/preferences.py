@@ -191,8 +191,10 @@ def reverted(attribute: str, named: str, context: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def takes_back(clause: str) -> bool:
-    """Whether a clause speaks against what it names (the stance model alone): a setting it was
-    returned to is not stepped further on an ordered scale (memory.cells.stepped)."""
+    """Whether a clause's reading is turned around (find's rule on the whole clause: it speaks
+    against what it names and none of the read setting's nearest examples do). A setting it was
+    returned to is not stepped further on an ordered scale (memory.cells.stepped); a complaint read
+    as what it asks for ("your replies are way too long" -> brief) is not a take-back and steps."""
     try:
         m = model()
     except ModelMissing:
@@ -200,7 +202,9 @@ def takes_back(clause: str) -> bool:
     st = stance(m)
     if st is None or not clause.strip():
         return False
-    return bool(st.p(_embedder().encode([clause.strip()]))[0] >= st.threshold)
+    vec = _embedder().encode([clause.strip()])
+    k = int(np.argmax(m.probabilities(vec)[0]))
+    return bool(st.p(vec)[0] >= st.threshold) and m.labels[k] != NONE and not any(st.near_against(m, vec[0], k))
 
 
 _model: Model | None = None
