@@ -14,6 +14,11 @@ same conversation that the reversal takes back).
 
 Voices (a preference is stated): complaint, sarcasm, hedge, embedded in other content, context-
 specific (work / personal), a later reversal, typos / slang / non-native word order.
+Take-backs (kind `takeback`, round 5: "you can stop trying to ...", "never mind me asking you to
+..."): the core is the setting taken back, `expect` the context's default it returns to
+(`reverted`), `before` the earlier message asking for it. They are kept out of the classifier's
+generated bank and train the stance model with the complaint frames (`stance_examples`);
+`scope_examples` (topics of TOPICS in SCOPE_FRAMES) train the scope model (eval.prefmodels).
 Look-alikes (nothing may be stored; `forbid` holds the core's setting): quoted, questioned,
 someone else's, reported, hypothetical, conditional on a request not made, negated, a motto, and
 the content of a requested action ("text my sister and ask her to ..."). Ordinary chat (`chat`,
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from dataclasses import dataclass
 
@@ -161,6 +167,64 @@ FAMILIES = [
     Family("negated_notsaying", "test", "negated", "I'm not saying you should {imp}.", states=False),
 ]
 
+# issue 27, round 5: take-backs. A statement that takes back a preference it NAMES ("you can stop
+# keeping it short", "never mind the short answers", "forget what I said about bullet points")
+# returns the cell to the context's default (the other setting of a two-setting attribute whose
+# default is the named one). Kind "takeback": the core is the named (taken-back) setting, expect
+# holds the setting it returns to. Kept apart from FAMILIES so the classifier's generated bank (and
+# its shipped weights) stay as they were: these train the stance model (memory.pref_train --stance).
+TAKEBACK = [
+    Family("takeback_stop", "train", "takeback", "You can stop trying to {imp} now."),
+    Family("takeback_nevermind", "train", "takeback", "Never mind me asking you to {imp}."),
+    Family("takeback_forget", "train", "takeback", "Forget what I said about wanting you to {imp}."),
+    Family("takeback_anymore", "train", "takeback", "you don't have to {imp} anymore, go back to how you were"),
+    Family("takeback_undo", "train", "takeback", "Let's undo the whole {imp} thing."),
+    Family("takeback_drop", "train", "takeback", "ok drop the {imp} thing, it's not working for me"),
+    Family("takeback_over", "dev", "takeback", "I'm over the {imp} thing, back to normal please."),
+    Family("takeback_quit", "dev", "takeback", "Please quit trying to {imp}, it was a bad idea."),
+    Family("takeback_scrap", "dev", "takeback", "Scrap my request that you {imp}."),
+    Family("takeback_revert", "test", "takeback", "Can we go back to before I asked you to {imp}?"),
+    Family("takeback_nolonger", "test", "takeback", "I no longer need you to {imp}."),
+]
+
+# issue 27, round 5: a context read from the topic, not a marker word ("when you help with the client
+# deck, ..." is for work; "for the kids' homework, ..." personal). Train the scope model
+# (memory.pref_train --scope); dev topics and frames choose its threshold.
+TOPICS = {
+    "work": {"train": ["my quarterly report", "the client deck", "code reviews", "the team meeting notes",
+                       "emails to my manager", "the product roadmap", "my performance review"],
+             "dev": ["the sprint planning", "the project budget", "vendor contracts", "the board presentation"],
+             "test": ["the onboarding docs", "my shift schedule"]},
+    "personal": {"train": ["my recipes", "the kids' homework", "our holiday plans", "my workouts",
+                           "birthday party ideas", "my dating life", "the garden"],
+                 "dev": ["my grandma's visit", "my piano practice", "the wedding planning", "my running training"],
+                 "test": ["my book club", "the dog's vet visits"]},
+}
+SCOPE_FRAMES = {"train": ["When you help with {topic}, {imp}.", "for {topic} {imp} please", "{Imp} when it's about {topic}."],
+                "dev": ["Whenever we're doing {topic}, {imp}.", "With {topic}, {imp}."],
+                "test": ["{Imp} for anything to do with {topic}."]}
+PLAIN_FRAMES = {"train": ["{Imp}.", "please {imp}", "From now on, {imp}.", "{Imp}, thanks."],
+                "dev": ["Could you {imp}?", "I'd like you to {imp}."], "test": ["{Imp} going forward."]}
+
+
+def scope_examples(seed: int = 11, split: str = "train") -> list[dict]:
+    """Statements whose context is read from their topic (`context` work / personal) or that name
+    none (`context` None: the context they are said in), from every core of the split."""
+    rng = random.Random(seed)
+    out = []
+    for key in sorted(CORES):
+        for core in (_cores("train", key) if split == "train" else _cores("dev", key))[0]:
+            fill = dict(imp=core, Imp=core[:1].upper() + core[1:])
+            for context in ("work", "personal"):
+                topic = rng.choice(TOPICS[context][split])
+                frame = rng.choice(SCOPE_FRAMES[split])
+                out.append({"text": frame.format(topic=topic, **fill), "context": context,
+                            "attribute": key[0], "setting": key[1]})
+            out.append({"text": rng.choice(PLAIN_FRAMES[split]).format(**fill), "context": None,
+                        "attribute": key[0], "setting": key[1]})
+    return out
+
+
 CONTENT = {
     "train": ["The plumber finally came this morning.", "I've got three deadlines this week.",
               "My cousin is visiting on Sunday.", "We painted the kitchen yellow.", "The bus was packed again."],
@@ -186,16 +250,73 @@ def _typo(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def generate(seed: int = 11, split: str = "dev") -> list[dict]:
+def reverted(attribute: str, named: str, context: str) -> str | None:
+    """The setting a take-back of `named` returns a context's cell to: the context's default, or
+    the other setting of a two-setting attribute whose default is the named one (None: no way
+    back is said). memory.preferences applies the same rule."""
+    from memory.ix_attributes import ATTRIBUTES
+
+    a = ATTRIBUTES[attribute]
+    default = a["default"][context]
+    if default != named:
+        return default
+    others = [s for s in a["settings"] if s != named]
+    return others[0] if len(others) == 1 else None
+
+
+def _takeback(fam: Family, key: tuple[str, str], rng: random.Random) -> list[dict]:
+    attribute, named = key
+    out = []
+    for core in _cores(fam.split, key)[0]:
+        said_in = rng.choice(("work", "personal"))
+        target = reverted(attribute, named, said_in)
+        if target is None:
+            continue
+        out.append({"kind": "takeback", "family": fam.name, "split": fam.split,
+                    "text": fam.frame.format(imp=core, Imp=core[:1].upper() + core[1:]), "said_in": said_in,
+                    "named": f"{attribute}={named}",
+                    "expect": [{"attribute": attribute, "setting": target, "contexts": [said_in]}],
+                    "forbid": [{"attribute": attribute, "setting": named}],
+                    "before": {"text": f"Please {core}.", "said_in": said_in,
+                               "expect": [{"attribute": attribute, "setting": named, "contexts": [said_in]}]}})
+    return out
+
+
+def stance_examples(seed: int = 11, split: str = "train") -> tuple[list[str], list[int], list[str]]:
+    """(texts, against, family) for the stance model (memory.pref_train --stance): 1 when a
+    statement speaks AGAINST the behaviour its words name (a complaint about it: "your replies are
+    way too long", sarcasm around one, a take-back: "you can stop trying to keep it short"), 0 when
+    it asks FOR what it names (a request, a hedge, a scoped or embedded one, "go back to the old
+    way: ..."). Look-alikes and chat are left out: the stance matters only where a setting is read."""
+    texts, against, fams = [], [], []
+    for it in generate(seed, split, takeback=True):
+        if not it["expect"]:
+            continue
+        fam = next(f for f in FAMILIES + TAKEBACK if f.name == it["family"])
+        text = it["text"]
+        if it["kind"] == "embedded":
+            e = it["expect"][0]
+            core = next(c for c in CORES[(e["attribute"], e["setting"])]["imp"] if c in text)
+            text = next(x for x in __import__("re").split(r"(?<=[.!?])\s+", text) if core in x)
+        texts.append(text)
+        against.append(int(fam.kind == "takeback" or "omplaint}" in fam.frame))
+        fams.append(fam.name)
+    return texts, against, fams
+
+
+def generate(seed: int = 11, split: str = "dev", takeback: bool = True) -> list[dict]:
     from memory.ix_attributes import ATTRIBUTES
 
     rng = random.Random(seed)
     items = []
-    for fam in FAMILIES:
+    for fam in FAMILIES + (TAKEBACK if takeback else []):
         if split != "all" and fam.split != split:
             continue
         for key in sorted(CORES):
             attribute, setting = key
+            if fam.kind == "takeback":
+                items += _takeback(fam, key, rng)
+                continue
             imps, complaints = _cores(fam.split, key)
             uses_imp = "{imp}" in fam.frame or "{Imp}" in fam.frame
             for core in imps if uses_imp else complaints:
@@ -255,7 +376,7 @@ def bank(seed: int = 11) -> dict:
 
     from memory import preferences
 
-    items = generate(seed, "train")
+    items = generate(seed, "train", takeback=False)  # take-backs train the stance model, not the bank
     settings: dict[str, list[str]] = {}
     none: list[str] = []
     for it in items:

@@ -62,6 +62,10 @@ def stepped(attribute: str, asked: str, in_force: str, clause: str) -> str:
         return in_force if beyond and attribute in scales().get("monotone", []) else asked
     if scales()["restating_re"].search(derived.norm(clause)):
         return asked
+    from memory import preferences  # a take-back returns to a setting, it asks for no more of it
+
+    if preferences.takes_back(clause):
+        return asked
     i = order.index(asked) + lean[asked]
     return order[i] if 0 <= i < len(order) else asked
 
