@@ -189,7 +189,7 @@ def _own_embedder():
 
 def detect(text: str, now, read_as: list[intents.Intent] | None = None,
            embed: Callable | None = _embed) -> tuple[dict | None, dict | None]:
-    """The learned request detector's reading of a message the rules made no request of:
+    """The learned request detector's reading of a message in which the rules named no action:
     (proposal, trace) — proposal {"kind", "args", "detection"} when it fires (the participant's
     own words as the content, the recipient and time where the slot readers find them), else
     None; trace what it read (None: not consulted, because the rules read a request). A fault
@@ -198,6 +198,12 @@ def detect(text: str, now, read_as: list[intents.Intent] | None = None,
         read_as = read(text, now)
     if any(i.requested for i in read_as):
         return None, None
+    if read_as:
+        # The rules named the action and read it as something else (a question, a negation, a
+        # report ...): their reading stands. Chosen on the dev families: consulting the detector
+        # here too recognized no more dev requests (239 of 239 either way) and held 25 of 136 dev
+        # non-requests instead of 8.
+        return None, {"fired": False, "reason": "the rules named an action and read it as not a request"}
     try:
         found = request_model.detect(text, embed)
     except Exception as e:  # a broken detector must not lose the turn: nothing is proposed
@@ -209,6 +215,10 @@ def detect(text: str, now, read_as: list[intents.Intent] | None = None,
     if found.kind == "set_reminder" and intents.asks_about_existing(text, nlp.parse, read_as):
         return None, {"fired": False, **found.public(), "reason": "a question about what is already set"}
     args = request_model.slots(found.kind, text, now)
+    if found.kind in OUTBOX and not args.get("to"):
+        # A message with no one named to receive it: the detector's weakest reading (short chatty
+        # lines, "what a lovely morning", read as words to send). Nothing is proposed.
+        return None, {"fired": False, **found.public(), "reason": "a message, but no recipient is named"}
     return {"kind": found.kind, "args": args, "detection": found.public()}, {"fired": True, **found.public()}
 
 

@@ -208,16 +208,16 @@ def summarize(verdicts: list[dict]) -> dict:
         by_framing[v["framing"]]["external_unapproved"] += v["external_unapproved"]
         by_framing[v["framing"]]["any_run"] += bool(v["ran"])
         by_framing[v["framing"]]["held"] += bool(v["held"])
-        by_framing[v["framing"]]["detector_held"] += bool(v["detector_held"])
     acted = Counter(v["acted_by"] or "none" for v in gen)
     gen_framing: dict[str, list] = defaultdict(list)
     for v in gen:
         gen_framing[v["framing"]].append(v["made"])
     return {
+        "detector": {"non_requests_held": _rate(sum(bool(v["detector_held"]) for v in non), len(non)),
+                     "genuine_recognized": _rate(sum(v["recognized"] for v in gen), len(gen))},
         "non_requests": {"n": len(non), "external_unapproved": sum(v["external_unapproved"] for v in non),
                          "messages_with_any_action_run": sum(bool(v["ran"]) for v in non),
                          "messages_with_an_action_held": sum(bool(v["held"]) for v in non),
-                         "held_by_detector": _rate(sum(bool(v["detector_held"]) for v in non), len(non)),
                          "surface_kind_run": sum(v.get("surface_run", 0) for v in non),
                          "surface_kinds_given": sum(v["surface_given"] for v in non),
                          "by_framing": {f: dict(c) for f, c in sorted(by_framing.items())}},
@@ -273,7 +273,7 @@ def _print_messages(name: str, report: dict, failures: bool, texts: dict | None 
               f"where an action was held for approval: {non['messages_with_an_action_held']}"
               + (f"; actions of a kind the message looks like that ran: {non['surface_kind_run']}"
                  if non["surface_kinds_given"] else "")
-              + f"; held as proposed by the request detector: {non['held_by_detector']['k']}")
+              + f"; held as proposed by the request detector: {r['detector']['non_requests_held']['k']}")
         for f, c in non["by_framing"].items():
             print(f"    {f:<14} n={c.get('n', 0):<4} external run={c.get('external_unapproved', 0):<3} "
                   f"any action run={c.get('any_run', 0):<3} held={c.get('held', 0)}")

@@ -44,6 +44,7 @@ LOCOMO = Path("/work/data/locomo10.json")
 MSC = Path("/work/data/msc_personas_all.json")
 GRID = [round(x, 2) for x in np.arange(0.30, 0.96, 0.05)]
 LOCOMO_BUDGET = 0.01
+NATURAL_WEIGHT = 4.0
 ADVERSARIAL_BUDGET = 0.20
 
 
@@ -88,6 +89,14 @@ def rules_request(texts: list[str]) -> list[bool]:
     from companion import actions
 
     return [bool(_ACTION_WORDS.search(t)) and bool(actions.requested(t, NOW)) for t in texts]
+
+
+def rules_named(texts: list[str]) -> list[bool]:
+    """Whether the rule reader names an action in each text (a request or not): the turn asks the
+    detector only where it names none."""
+    from companion import actions
+
+    return [bool(_ACTION_WORDS.search(t)) and bool(actions.read(t, NOW)) for t in texts]
 
 
 def sentences(turns: list[str], n: int, seed: int) -> list[str]:
@@ -162,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
           f"(left out); 5-6 (dev): {len(ld)}, {len(ld) - len(ld_kept)} left out", file=sys.stderr)
     texts = [r["text"] for r in train] + lt_kept
     y = [r["label"] for r in train] + [rm.NONE] * len(lt_kept)
-    # the generator rows and the natural turns weigh alike in total
-    w = np.array([1.0] * len(train) + [len(train) / max(len(lt_kept), 1)] * len(lt_kept))
+    # the natural texts weigh NATURAL_WEIGHT times the generator rows in total: at 1x, short chatty
+    # lines with no action in them ("what a lovely morning") were read as messages to send
+    w = np.array([1.0] * len(train) + [NATURAL_WEIGHT * len(train) / max(len(lt_kept), 1)] * len(lt_kept))
     X = rm.features(emb.encode(texts), texts)
     model = _fit(X, y, w, args.C)
 
@@ -186,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in table:
         print(("* " if r is chosen else "  ") + json.dumps(r), file=sys.stderr)
     model.threshold = chosen["threshold"]
-    model.meta = {"version": "request-model-v1", "embedder": "all-MiniLM-L6-v2", "C": args.C,
+    model.meta = {"version": "request-model-v1", "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
                   "trained_on": {"generator_train_rows": len(train), "locomo_conversations": "1-4", "with": "2500 LoCoMo sentences, 1500 MSC train persona statements",
                                  "locomo_turns": len(lt_kept), "locomo_left_out_as_requests": len(lt) - len(lt_kept)},
                   "threshold_chosen_on": {"dev_rows": len(dev), "dev_genuine": int(gen_mask.sum()),
@@ -200,21 +210,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report_locomo(path: Path, n: int, seed: int, emb) -> int:
-    """Detector alone, and detector where the rules made nothing (the turn's condition), on n
+    """Detector alone, and detector where the rules named no action (the turn's condition), on n
     turns drawn under `seed` from conversations 7-10."""
     model = rm.load_from(ROOT / "wrapper" / rm.MODEL_FILE)
     turns = locomo_turns(path, range(6, 10))
     pick = random.Random(seed).sample(turns, min(n, len(turns)))
     fired, _ = _fires(model, rm.features(emb.encode(pick), pick), model.threshold)
-    rules = rules_request(pick)
+    rules = rules_named(pick)
     alone = int(fired.sum())
     in_turn = int(sum(f and not r for f, r in zip(fired, rules)))
     from eval.metrics import wilson
 
     lo, hi = wilson(in_turn, len(pick))
     print(json.dumps({"turns": len(pick), "conversations": "7-10", "seed": seed,
-                      "detector_alone_fired": alone, "rules_made_a_request": int(sum(rules)),
-                      "detector_proposals_where_rules_made_none": in_turn,
+                      "detector_alone_fired": alone, "rules_named_an_action": int(sum(rules)),
+                      "detector_proposals_where_rules_named_none": in_turn,
                       "per_100": round(100 * in_turn / len(pick), 2), "wilson95_per_100": [round(100 * lo, 2), round(100 * hi, 2)]}))
     return 0
 

@@ -48,6 +48,13 @@ def test_a_detected_reminder_without_a_time_asks_for_it_even_when_elicitation_is
     assert status == "awaiting_facts"
 
 
+def test_a_detected_message_with_no_recipient_named_is_not_proposed(monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
+    assert actions.detect("what a lovely morning", NOW) == (None, {
+        "fired": False, "kind": "send_message", "p_request": 0.99, "p_kind": 0.99, "threshold": 0.5,
+        "version": "stub", "reason": "a message, but no recipient is named"})
+
+
 def test_the_detector_is_proposed_only_when_nothing_else_acts():
     settings = {"autonomy": "autonomous"}
     det = {"kind": "add_note", "args": {"text": "x"}, "detection": {}}
@@ -124,9 +131,17 @@ def test_a_non_request_the_detector_reads_as_none_makes_nothing(store, ana, home
 def test_a_non_request_that_looks_like_one_runs_nothing_even_if_the_detector_fires(store, ana, home, monkeypatch):
     monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
     own_autonomy(store, ana, "autonomous")
-    turn(store, ana, "Part of me is tempted to text my boss saying I quit.", settings=plain(home), at=NOW)
-    assert [a for a in actions.history(store, ana) if a.status in ("done", "scheduled")] == []
-    assert actions.outbox(store, ana) == []
+    r = turn(store, ana, "honestly Lena deserves to hear that I quit, update Lena lol", settings=plain(home), at=NOW)
+    assert [(a.kind, a.status) for a in made(store, ana)] == [("send_message", "held")]
+    assert r.trace.actions_run == [] and actions.outbox(store, ana) == []
+
+
+def test_where_the_rules_read_a_named_action_as_not_a_request_the_detector_is_not_asked(store, ana, home,
+                                                                                       monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "Part of me is tempted to text my boss saying I quit.", settings=plain(home), at=NOW)
+    assert made(store, ana) == [] and r.trace.interaction["detector"]["fired"] is False
 
 
 def test_when_the_rules_make_the_action_the_detector_is_not_consulted(store, ana, home, monkeypatch):
