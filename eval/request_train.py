@@ -218,7 +218,12 @@ def report_locomo(path: Path, n: int, seed: int, emb) -> int:
     fired, _ = _fires(model, rm.features(emb.encode(pick), pick), model.threshold)
     rules = rules_named(pick)
     alone = int(fired.sum())
-    in_turn = int(sum(f and not r for f, r in zip(fired, rules)))
+    from companion import actions
+
+    # the turn's own condition (companion.actions.detect: the rules name no action, a message
+    # needs a recipient named), for the turns the detector alone fires on
+    in_turn = int(sum(bool(f) and not r and actions.detect(t, NOW)[0] is not None
+                      for t, f, r in zip(pick, fired, rules)))
     from eval.metrics import wilson
 
     lo, hi = wilson(in_turn, len(pick))
