@@ -181,3 +181,17 @@ def test_end_to_end_the_held_proposal_and_its_approval_running_it(store, ana, ho
         turn(store, ana, "yes", settings=plain(home), at=NOW)
     [done] = made(store, ana)
     assert done.status == "done" and "approved" in [e["event"] for e in actions.events(store, ana, done.id)]
+
+
+def test_tools_on_and_the_model_calls_nothing_the_detector_still_proposes_held(store, ana, home, monkeypatch):
+    """Issue 25 item 5: a tool-taking model that makes no call drops nothing the detector reads."""
+    from companion.settings import Settings
+
+    monkeypatch.setattr(rm, "detect", _stub("add_note"))
+    own_autonomy(store, ana, "autonomous")
+    # the obedient red-team model calls a tool only for what reads like an action in its own patterns
+    settings = Settings(home=home, model="redteam/v1", tools="on", gate="never", file_memory=False)
+    r = turn(store, ana, "the wifi thing is on the router, keep that somewhere", settings=settings, at=NOW)
+    assert [(a.kind, a.status, a.origin) for a in made(store, ana)] == [("add_note", "held", "detector")]
+    assert r.trace.interaction["acted_by"] == "detector" and r.trace.actions_run == []
+    assert r.trace.interaction["path"] == "model"
