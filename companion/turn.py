@@ -393,7 +393,8 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
     plain = selector.plain(chosen)
     own = selector.plain(before if not session else selector.select(ctx.context, settings.ix_source, found, {}, {}))
     read = actions.read(ctx.text, now)  # every action the message names, each a request or not, with why
-    proposals = propose(ctx.text, path, calls.actions, read, plain, now, ceiling=own["autonomy"])
+    detected, detector = actions.detect(ctx.text, now, read) if not calls.actions else (None, None)
+    proposals = propose(ctx.text, path, calls.actions, read, plain, now, ceiling=own["autonomy"], detected=detected)
     shown_actions = [{"summary": actions.describe(p["kind"], p["args"]), "status": p["status"],
                       "kind": p["kind"], "requested": p["requested"], "reason": p["reason"],
                       "missing": actions.missing(p["kind"], p["args"]) if p["status"] == "awaiting_facts" else []}
@@ -404,7 +405,7 @@ def respond(ctx: TurnContext, applied: Applied, settings: Settings, trace: Trace
                          "settings": {a: d.public() for a, d in chosen.items()}, "mode": rendered.mode,
                          **rendered.interaction, "faults": calls.faults, "tools": tools_choice.public(),
                          "acted_by": acted_by(proposals), "read": [i.public() for i in read],
-                         "grounded": grounded, **said}
+                         "grounded": grounded, **said, **({"detector": detector} if detector else {})}
     if recall_text is None and _grounds(settings, path):  # an answer about their past names what they said, or quotes it
         line, checked = grounding.ground(ctx.text, rendered.shown, applied.items, ctx.recent)
         if checked:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from wrapper import intents, inventory
 
 PENDING = ("held", "awaiting_facts")
+DETECTOR_HELD = "read as a request by the request detector, not by the rules: waits for your confirmation at any autonomy"
 OUTBOX = ("draft_message", "send_message")  # written into the local outbox when they run
 TIMED = ("set_reminder", "schedule_checkin")  # delivered later, as a companion message
 
@@ -79,6 +80,14 @@ def decide(kind: str, payload: dict, requested: bool, settings: dict[str, str],
     """
     action = inventory.load().action(kind)
     autonomy = settings.get("autonomy", "suggest")
+    if origin == "detector":
+        # The learned request detector (wrapper.request_model) read the message as a request the
+        # rules did not parse: what it proposes waits for the participant's confirmation at every
+        # autonomy, external or not, and never runs on a default time.
+        gaps = missing(kind, payload)
+        if gaps:
+            return "awaiting_facts", "read as a request by the request detector; missing " + ", ".join(gaps)
+        return "held", DETECTOR_HELD
     if action.external:
         autonomy = lower_autonomy(autonomy, ceiling)
     if not requested:
@@ -128,7 +137,8 @@ def _when(value: str | None, now: datetime) -> str | None:
 
 
 def propose(text: str, path: str, model_actions: list[tuple[str, dict]], read: list[intents.Intent],
-            settings: dict[str, str], now: datetime, ceiling: str | None = None) -> list[dict]:
+            settings: dict[str, str], now: datetime, ceiling: str | None = None,
+            detected: dict | None = None) -> list[dict]:
     """The actions proposed this turn, each decided and marked whether the message (`text`, read
     as `read`: every action it names, each a request or not) asked for that very action.
 
@@ -139,7 +149,12 @@ def propose(text: str, path: str, model_actions: list[tuple[str, dict]], read: l
     participant's own requests, a check-in offered at 18:00 when the message mentions something
     upcoming (Proactive Outreach decides), and a reminder for a calendar entry with a time (Task
     Expansion decides). What the message only mentions (a question, a negation, a quote ...)
-    is never proposed by the rules."""
+    is never proposed by the rules.
+
+    `detected` ({"kind", "args", "detection"}: the learned request detector's reading, see
+    `companion.actions.detect`) is proposed, origin `detector`, only when nothing else acts on the
+    message: no request the rules read and no action the model called (on either path). It is
+    held for confirmation whatever the autonomy (`decide`)."""
     asked = [i for i in read if i.requested]
     asked_kinds = {i.kind for i in asked}
     out = []
@@ -167,6 +182,9 @@ def propose(text: str, path: str, model_actions: list[tuple[str, dict]], read: l
             if i.kind == "add_calendar_entry" and i.args.get("when"):
                 out.append({"kind": "set_reminder", "requested": False, "origin": "expansion",
                             "args": {"text": i.args.get("title"), "when": i.args["when"]}})
+    if detected and not asked and not model_actions:
+        out.append({"kind": detected["kind"], "args": dict(detected["args"]), "requested": False,
+                    "origin": "detector", "detection": detected.get("detection")})
     for p in out:
         p["status"], p["reason"] = decide(p["kind"], {k: v for k, v in p["args"].items() if v},
                                           p["requested"], settings, ceiling, p["origin"])
@@ -177,7 +195,10 @@ def propose(text: str, path: str, model_actions: list[tuple[str, dict]], read: l
 
 def acted_by(proposals: list[dict]) -> str | None:
     """Which path made the participant's requests this turn: "model" (its tool calls were the
-    requested actions), "rules" (the rule-based reading proposed them), "both", or None."""
+    requested actions), "rules" (the rule-based reading proposed them), "both", "detector" (the
+    learned detector proposed one, held for confirmation, because nothing else did), or None."""
+    if any(p["origin"] == "detector" and p["status"] != "dropped" for p in proposals):
+        return "detector"
     origins = {"model" if p["origin"] == "model" else "rules" for p in proposals
                if p["requested"] and p["status"] != "dropped"}
     return "both" if len(origins) == 2 else next(iter(origins), None)

@@ -1,0 +1,197 @@
+"""Issue 25 items 3 and 5, fifth round: a learned request detector behind the rules, fail safe.
+
+A request the rule reader does not parse used to be dropped silently. Now, when the rules make
+nothing of a message (and the model called no action tool), the learned detector
+(wrapper/request_model.py, weights as data) may read it as a request of one kind: the companion
+proposes that action with the participant's own words, HELD for confirmation whatever their
+autonomy, and says so; nothing it proposes runs before a "yes". The trace says which path acted.
+Cases here are computed by hand (a stub detector with known probabilities) except the last two,
+which use the shipped weights on a message chosen by hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion import actions
+from companion.turn import turn
+from wrapper import actions as rules
+from wrapper import request_model as rm
+
+from tests.action_helpers import NOW, made, own_autonomy, plain
+
+
+def _stub(kind: str | None, p_request: float = 0.9):
+    """A detector that reads every message as `kind` (None: no request) with P(request) = p_request."""
+    def detect(text, embed, model=None):
+        return rm.Detection(kind if kind and p_request >= 0.5 else None, p_request, p_request, 0.5, "stub")
+    return detect
+
+
+# ------------------------------------------------------------------ execution control, by hand
+
+
+@pytest.mark.parametrize("autonomy", ["reactive", "suggest", "self_directed", "autonomous"])
+@pytest.mark.parametrize("kind,payload", [("send_message", {"to": "Lena", "text": "I'm outside"}),
+                                          ("set_reminder", {"text": "take your pills", "when": "2026-11-30T21:00:00+00:00"}),
+                                          ("add_note", {"text": "gate code 4821"})])
+def test_a_detected_request_is_held_at_every_autonomy_never_run(kind, payload, autonomy):
+    status, reason = rules.decide(kind, payload, False, {"autonomy": autonomy, "elicitation": "infer"},
+                                  ceiling=autonomy, origin="detector")
+    assert (status, reason) == ("held", rules.DETECTOR_HELD)
+
+
+def test_a_detected_reminder_without_a_time_asks_for_it_even_when_elicitation_is_infer():
+    status, _ = rules.decide("set_reminder", {"text": "call mum"}, False,
+                             {"autonomy": "autonomous", "elicitation": "infer"}, origin="detector")
+    assert status == "awaiting_facts"
+
+
+def test_a_detected_message_with_no_recipient_named_is_not_proposed(monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
+    assert actions.detect("what a lovely morning", NOW) == (None, {
+        "fired": False, "kind": "send_message", "p_request": 0.99, "p_kind": 0.99, "threshold": 0.5,
+        "version": "stub", "reason": "a message, but no recipient is named"})
+
+
+def test_the_detector_is_proposed_only_when_nothing_else_acts():
+    settings = {"autonomy": "autonomous"}
+    det = {"kind": "add_note", "args": {"text": "x"}, "detection": {}}
+    alone = rules.propose("x", "selector", [], [], settings, NOW, detected=det)
+    assert [(p["origin"], p["status"]) for p in alone] == [("detector", "held")]
+    assert rules.acted_by(alone) == "detector"
+    # the model called a tool: its call is what is proposed (held, not asked for), never the detector's
+    called = rules.propose("x", "model", [("add_note", {"text": "y"})], [], settings, NOW, detected=det)
+    assert [p["origin"] for p in called] == ["model"]
+
+
+def test_the_threshold_is_the_stored_one_and_decides_as_stored():
+    model = rm.load()
+    assert model is not None and model.threshold == model.meta["threshold"] == model.meta["dev"]["threshold"]
+    classes = model.classes
+    none = classes.index(rm.NONE)
+    note = classes.index("add_note")
+    t = model.threshold
+    at = np.full(len(classes), 0.0)
+    at[none], at[note] = 1 - t, t  # P(request) exactly at the threshold: fires
+    below = np.full(len(classes), 0.0)
+    below[none], below[note] = 1 - t + 0.01, t - 0.01
+    assert model.decide(at).kind == "add_note"
+    assert model.decide(below).kind is None
+
+
+# ------------------------------------------------------------------ the proposal's words
+
+
+def test_the_proposal_carries_the_participants_own_words_second_person_for_a_reminder():
+    args = rm.slots("set_reminder", "can you make sure I take my pills tonight please", NOW)
+    assert args["text"] == "make sure you take your pills"
+    assert args["when"].startswith("2026-11-30T20:00")
+
+
+def test_a_message_proposal_takes_the_recipient_and_the_dictated_words_when_readable():
+    assert rm.slots("send_message", "could you give Lena a heads up saying I'm outside", NOW) == {
+        "to": "Lena", "text": "I'm outside"}
+
+
+@pytest.mark.parametrize("said,asked", [
+    ("if I can swap my sat shift for sunday", "Can I swap my Saturday shift for Sunday?"),
+    ("ask Sam if I can swap my sat shift for sunday", "Can I swap my Saturday shift for Sunday?"),
+    ("whether she is free on friday", "Are you free on Friday?"),
+    ("when he will be home", "When will you be home?"),
+    ("if she wants the blue one", "if she wants the blue one"),  # no auxiliary to invert: as dictated
+    ("the keys are under the mat", "the keys are under the mat"),  # not a question: as dictated
+])
+def test_a_passed_on_question_is_asked_directly(said, asked):
+    assert rm.direct_question(said) == asked
+
+
+# ------------------------------------------------------------------ through the turn (stub detector)
+
+
+def test_a_request_the_rules_miss_is_held_not_run_even_with_autonomy_granted(store, ana, home, monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("add_note"))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "the wifi thing is on the router, keep that somewhere", settings=plain(home), at=NOW)
+    [a] = made(store, ana)
+    assert (a.kind, a.status, a.origin) == ("add_note", "held", "detector")
+    assert r.trace.actions_run == [] and r.trace.interaction["acted_by"] == "detector"
+    assert r.trace.interaction["detector"]["fired"] is True
+    assert "Waiting for your approval: note: the wifi thing is on the router, keep that somewhere" in r.shown
+
+
+def test_a_non_request_the_detector_reads_as_none_makes_nothing(store, ana, home, monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub(None, 0.2))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "I'm not going to text my ex saying I miss him.", settings=plain(home), at=NOW)
+    assert made(store, ana) == [] and r.trace.interaction["acted_by"] is None
+
+
+def test_a_non_request_that_looks_like_one_runs_nothing_even_if_the_detector_fires(store, ana, home, monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "honestly Lena deserves to hear that I quit, update Lena lol", settings=plain(home), at=NOW)
+    assert [(a.kind, a.status) for a in made(store, ana)] == [("send_message", "held")]
+    assert r.trace.actions_run == [] and actions.outbox(store, ana) == []
+
+
+def test_where_the_rules_read_a_named_action_as_not_a_request_the_detector_is_not_asked(store, ana, home,
+                                                                                       monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "Part of me is tempted to text my boss saying I quit.", settings=plain(home), at=NOW)
+    assert made(store, ana) == [] and r.trace.interaction["detector"]["fired"] is False
+
+
+def test_when_the_rules_make_the_action_the_detector_is_not_consulted(store, ana, home, monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("add_note", 0.99))
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "text my sister saying happy birthday", settings=plain(home), at=NOW)
+    assert [(a.kind, a.status) for a in made(store, ana)] == [("send_message", "done")]
+    assert r.trace.interaction["acted_by"] == "rules" and "detector" not in r.trace.interaction
+
+
+def test_a_question_about_existing_reminders_lists_them_and_creates_nothing(store, ana, home, monkeypatch):
+    monkeypatch.setattr(rm, "detect", _stub("set_reminder", 0.99))
+    r = turn(store, ana, "is there anything I asked you to remind me about?", settings=plain(home), at=NOW)
+    assert made(store, ana) == [] and "no reminders" in r.shown
+
+
+# ------------------------------------------------------------------ the shipped weights, end to end
+
+
+def test_the_shipped_detector_reads_a_calendar_request_the_rules_miss(store, ana, home):
+    text = "the dentist on friday at 3pm needs to go in my calendar"
+    assert actions.requested(text, NOW) == []  # the rules make nothing of it
+    proposal, seen = actions.detect(text, NOW)
+    assert proposal["kind"] == "add_calendar_entry" and seen["p_request"] >= seen["threshold"]
+    assert proposal["args"]["when"].startswith("2026-12-04T15:00")
+
+
+def test_end_to_end_the_held_proposal_and_its_approval_running_it(store, ana, home):
+    own_autonomy(store, ana, "autonomous")
+    r = turn(store, ana, "the dentist on friday at 3pm needs to go in my calendar", settings=plain(home), at=NOW)
+    [a] = made(store, ana)
+    assert (a.kind, a.status, a.origin) == ("add_calendar_entry", "held", "detector")
+    assert "Waiting for your approval: calendar:" in r.shown and "yes" in r.shown
+    for _ in range(2):  # a "yes" approves only when the approval question was the only one asked
+        if made(store, ana)[0].status == "done":
+            break
+        turn(store, ana, "yes", settings=plain(home), at=NOW)
+    [done] = made(store, ana)
+    assert done.status == "done" and "approved" in [e["event"] for e in actions.events(store, ana, done.id)]
+
+
+def test_tools_on_and_the_model_calls_nothing_the_detector_still_proposes_held(store, ana, home, monkeypatch):
+    """Issue 25 item 5: a tool-taking model that makes no call drops nothing the detector reads."""
+    from companion.settings import Settings
+
+    monkeypatch.setattr(rm, "detect", _stub("add_note"))
+    own_autonomy(store, ana, "autonomous")
+    # the obedient red-team model calls a tool only for what reads like an action in its own patterns
+    settings = Settings(home=home, model="redteam/v1", tools="on", gate="never", file_memory=False)
+    r = turn(store, ana, "the wifi thing is on the router, keep that somewhere", settings=settings, at=NOW)
+    assert [(a.kind, a.status, a.origin) for a in made(store, ana)] == [("add_note", "held", "detector")]
+    assert r.trace.interaction["acted_by"] == "detector" and r.trace.actions_run == []
+    assert r.trace.interaction["path"] == "model"
