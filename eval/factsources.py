@@ -470,17 +470,8 @@ def sweep(locomo: str, msc: str, thresholds=(0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8
     (LoCoMo dev, MSC valid, the project's dev set, the generator's dev families n=4 seed 8), each
     scored on its own: what the shipped threshold is chosen from (memory.fact_classifier)."""
     from eval import facts_eval, factgen
-    from memory import fact_classifier, facts
 
-    def read(texts):
-        out = []
-        for d in parse(texts):
-            rule, cands = facts.read_doc(d)
-            cands = [c for c in cands if fact_classifier.admits(c)]
-            p = fact_classifier.probabilities(cands) if cands else np.zeros(0)
-            out.append(([f.text for f in rule], [(c.text, float(x)) for c, x in zip(cands, p)]))
-        return out
-
+    read = _read_scored
     def at(rd, t):
         return [r + [c for c, p in cs if t is not None and p >= t] for r, cs in rd]
 
