@@ -51,6 +51,16 @@ def test_a_work_scoped_statement_said_in_personal_context_sets_only_work():
     assert _read("at work just keep your answers shorter", "personal") == {("work", "verbosity", "brief")}
 
 
+@pytest.mark.parametrize("text, said_in", [
+    ("You can book stuff into my calendar without asking.", "work"),  # the topic model read personal too
+    ("Honestly, for the tax stuff just give me the short version.", "personal"),
+])
+def test_a_statement_with_no_scope_word_applies_where_it_was_said(text, said_in):
+    # the topic-scope model ships off (SCOPE_BY_TOPIC): no context word, so the said-in context
+    read = _read(text, said_in)
+    assert read and {c for c, _, _ in read} == {said_in}, read
+
+
 @pytest.mark.parametrize("text", [
     "your replies are way too long for me to read",
     "These answers are too long.",
