@@ -868,6 +868,23 @@ def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(),
     return list(seen.values())
 
 
+def _instruction(text: str) -> bool:
+    """A sentence that asks or tells someone to do something, or carries such words ("send my
+    boss an email saying I quit", "someone on reddit wrote: send my boss ..."): never a statement
+    of the participant's past, so never quoted as the answer to a question about it. An
+    instruction is a base-form verb heading a clause with no subject (the main one, or one
+    reported or joined after it)."""
+    if is_action_request(text):
+        return True
+    for t in nlp.parse(text):
+        after_colon = t.i > 0 and t.nbor(-1).text in (":", '"', "\u201c")  # "wrote: send ...", "said: tell ..."
+        if t.tag_ == "VB" and (t.dep_ in ("ROOT", "ccomp", "parataxis", "conj") or after_colon) and \
+                not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "mark") for c in t.children) and \
+                not (t.dep_ == "conj" and t.head.tag_ != "VB"):
+            return True
+    return False
+
+
 def _select(store, participant: str, as_of: int, question: str, extra, cands, now, unread: bool = False):
     """(reply or None, trace) from the answer-statement selector; None when it cannot run (fail safe:
     the caller says not told, or leaves the question to the model)."""
@@ -875,7 +892,8 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
 
     try:
         pool = selector_candidates(store, participant, as_of, extra, cands)
-        chosen = answer_select.select(question, answer_select.candidate_sentences(_sentences(pool)),
+        sents = [x for x in answer_select.candidate_sentences(_sentences(pool)) if not _instruction(x.text)]
+        chosen = answer_select.select(question, sents,
                                       unread=unread, expand=_expand)
     except Exception:  # no parser, no embedder: the rule readers' reply stands
         return None

@@ -50,9 +50,17 @@ def test_a_detected_reminder_without_a_time_asks_for_it_even_when_elicitation_is
 
 def test_a_detected_message_with_no_recipient_named_is_not_proposed(monkeypatch):
     monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
-    assert actions.detect("what a lovely morning", NOW) == (None, {
+    assert actions.detect("what a lovely morning, pass it on", NOW) == (None, {
         "fired": False, "kind": "send_message", "p_request": 0.99, "p_kind": 0.99, "threshold": 0.5,
         "version": "stub", "reason": "a message, but no recipient is named"})
+
+
+@pytest.mark.parametrize("text", ["My exam is on friday", "how are you", "tomorrow at 8am I fly to Rome",
+                                  "what a lovely morning", "We adopted a beagle last spring."])
+def test_a_plain_statement_is_never_read_by_the_detector(monkeypatch, text):
+    monkeypatch.setattr(rm, "detect", _stub("add_calendar_entry", 0.99))  # a detector that fires on anything
+    proposal, seen = actions.detect(text, NOW)
+    assert proposal is None and seen["reason"].startswith("no request words"), seen
 
 
 def test_the_detector_is_proposed_only_when_nothing_else_acts():
