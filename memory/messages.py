@@ -188,13 +188,17 @@ def by_dayids(store: Store, participant: str, dayids: list[str], as_of: int) -> 
     return [_row(r) for r in rows]
 
 
-def by_ordinals(store: Store, participant: str, ordinals: list[int], as_of: int) -> dict[int, Message]:
-    out: dict[int, Message] = {}
+def _below(ordinals: list[int], as_of: int):
+    """(ordinals, their "?" marks) in chunks of at most 500, only those below the bound `as_of`."""
     for i in range(0, len(ordinals), 500):
         chunk = [o for o in ordinals[i : i + 500] if o < as_of]
-        if not chunk:
-            continue
-        marks = ",".join("?" * len(chunk))
+        if chunk:
+            yield chunk, ",".join("?" * len(chunk))
+
+
+def by_ordinals(store: Store, participant: str, ordinals: list[int], as_of: int) -> dict[int, Message]:
+    out: dict[int, Message] = {}
+    for chunk, marks in _below(ordinals, as_of):
         for r in store.conn.execute(
             f"SELECT * FROM messages WHERE participant=? AND ordinal IN ({marks})", (participant, *chunk)
         ):
@@ -206,11 +210,7 @@ def own_before(store: Store, participant: str, ordinals: list[int], as_of: int) 
     """For each ordinal below `as_of`, the text of the participant's own message just before it
     (who "she" is in "actually she moved to Leeds"), in one query per 500 ordinals."""
     out: dict[int, str] = {}
-    for i in range(0, len(ordinals), 500):
-        chunk = [o for o in ordinals[i : i + 500] if o < as_of]
-        if not chunk:
-            continue
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _below(ordinals, as_of):
         for r in store.conn.execute(
             "SELECT m.ordinal AS ordinal, (SELECT p.text FROM messages p WHERE p.participant=m.participant "
             "AND p.sender='user' AND p.ordinal<m.ordinal ORDER BY p.ordinal DESC LIMIT 1) AS before "
