@@ -868,16 +868,19 @@ def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(),
     return list(seen.values())
 
 
-def _instruction(text: str) -> bool:
+def _instruction(text, span=None) -> bool:
     """A sentence that asks or tells someone to do something, or carries such words ("send my
     boss an email saying I quit", "someone on reddit wrote: send my boss ..."): never a statement
     of the participant's past, so never quoted as the answer to a question about it. An
     instruction is a base-form verb heading a clause with no subject (the main one, or one
-    reported or joined after it)."""
+    reported or joined after it). `span`: the sentence as already parsed inside its message (the
+    selector's candidates are: no second parse on the turn's path); else `text` is parsed."""
     if is_action_request(text):
         return True
-    for t in nlp.parse(text):
-        after_colon = t.i > 0 and t.nbor(-1).text in (":", '"', "\u201c")  # "wrote: send ...", "said: tell ..."
+    tokens = nlp.parse(text) if span is None else span
+    start = 0 if span is None else span.start
+    for t in tokens:
+        after_colon = t.i > start and t.nbor(-1).text in (":", '"', "\u201c")  # "wrote: send ...", "said: tell ..."
         if t.tag_ == "VB" and (t.dep_ in ("ROOT", "ccomp", "parataxis", "conj") or after_colon) and \
                 not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "mark") for c in t.children) and \
                 not (t.dep_ == "conj" and t.head.tag_ != "VB"):
@@ -892,7 +895,7 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
 
     try:
         pool = selector_candidates(store, participant, as_of, extra, cands)
-        sents = [x for x in answer_select.candidate_sentences(_sentences(pool)) if not _instruction(x.text)]
+        sents = [x for x in answer_select.candidate_sentences(_sentences(pool)) if not _instruction(x.text, x.doc)]
         chosen = answer_select.select(question, sents,
                                       unread=unread, expand=_expand)
     except Exception:  # no parser, no embedder: the rule readers' reply stands

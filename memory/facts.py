@@ -140,15 +140,27 @@ class Mention:
         return base if self.rel.endswith("s") and not self.name else third
 
 
+@lru_cache(maxsize=1)
+def _multiword() -> tuple:
+    """The relations written in more than one token ("mother-in-law", "step mum"), longest first."""
+    return tuple(sorted((w for w in lexicon()["relations"] if "-" in w or " " in w), key=len, reverse=True))
+
+
 def _rel_at(tok) -> str | None:
     """The relation noun starting at `tok` ("mother-in-law" spans tokens), by its lemma or text."""
     if tok.pos_ not in ("NOUN", "PROPN"):
         return None
     rel = lexicon()["relations"]
-    rest = tok.doc.text[tok.idx: tok.idx + 20].lower()
-    for w in sorted((w for w in rel if "-" in w or " " in w), key=len, reverse=True):
-        if rest.startswith(w) and not rest[len(w): len(w) + 1].isalpha():
-            return w
+    low = tok.lower_
+    # only a multi-token relation that begins with this token's text can start here: the text after
+    # it is joined from the next tokens (at most 20 characters), not from the whole doc's text
+    multi = [w for w in _multiword() if w.startswith(low) or low.startswith(w)]
+    if multi:
+        doc = tok.doc
+        rest = "".join(t.text_with_ws for t in doc[tok.i: min(len(doc), tok.i + 20)])[:20].lower()
+        for w in multi:
+            if rest.startswith(w) and not rest[len(w): len(w) + 1].isalpha():
+                return w
     for w in (tok.lower_, tok.lemma_.lower()):
         if w in rel:
             return w

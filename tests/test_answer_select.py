@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from companion.turn import turn
-from memory import answer_select, answers, messages
+from memory import answer_select, answers, messages, nlp
 from memory.answers import Candidate
 
 
@@ -102,3 +102,6 @@ def test_an_instruction_is_never_a_statement_to_quote(text, told):
     # a sentence carrying an instruction (said, reported or pasted) is not what the participant told
     # about their past: the selector never quotes it as an answer
     assert answers._instruction(text) is (not told)
+    # the same reading from the sentence as parsed inside its message (the selector's path, no new parse)
+    doc = nlp.parse("We spoke earlier. " + text)
+    assert any(answers._instruction(s.text, s) for s in list(doc.sents)[1:]) is (not told)
