@@ -68,6 +68,28 @@ def generator_rows(split: str) -> list[dict]:
     return [{"text": r["text"], "label": _label(r), "source": r.get("source", f"everyday-{split}")} for r in rows]
 
 
+AUTHORS = ROOT / "eval" / "data" / "requests-authors-v1"
+TRAIN_AUTHORS = ("A", "B", "C")
+DEV_AUTHORS = ("D",)
+AUTHOR_WEIGHT = 1.0  # the authors' rows weigh this many times the generator rows, in total
+
+
+def author_rows(letters) -> list[dict]:
+    """Requests, non-requests and autonomy statements written by other authors (helper sessions
+    that never saw the code, each in assigned voices: eval/data/requests-authors-v1/README.md).
+    An autonomy statement asks for no action now: "none"."""
+    rows = []
+    for letter in letters:
+        for line in (AUTHORS / f"{letter}.requests.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                rows.append({"text": r["text"], "label": _label(r), "source": f"author-{letter}"})
+        for line in (AUTHORS / f"{letter}.autonomy.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append({"text": json.loads(line)["text"], "label": rm.NONE, "source": f"author-{letter}"})
+    return rows
+
+
 def locomo_turns(path: Path, conversations: range) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     out = []
@@ -159,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         return report_locomo(Path(args.locomo), args.n, args.seed, emb)
 
     train = generator_rows("train")
+    authors = author_rows(TRAIN_AUTHORS)
     dev = generator_rows("dev")
+    dev_authors = author_rows(DEV_AUTHORS)
     lt = locomo_turns(Path(args.locomo), range(0, 4))
     ld = locomo_turns(Path(args.locomo), range(4, 6))
     lt += sentences(lt, 2500, 1) + msc_statements(MSC, 1500, 2)
@@ -169,40 +193,53 @@ def main(argv: list[str] | None = None) -> int:
     ld_kept = [t for t, r in zip(ld, ld_req) if not r]
     print(f"LoCoMo conversations 1-4 (turns, sentences) and MSC statements: {len(lt)} texts, {len(lt) - len(lt_kept)} read as requests by the rules "
           f"(left out); 5-6 (dev): {len(ld)}, {len(ld) - len(ld_kept)} left out", file=sys.stderr)
-    texts = [r["text"] for r in train] + lt_kept
-    y = [r["label"] for r in train] + [rm.NONE] * len(lt_kept)
+    texts = [r["text"] for r in train] + [r["text"] for r in authors] + lt_kept
+    y = [r["label"] for r in train] + [r["label"] for r in authors] + [rm.NONE] * len(lt_kept)
     # the natural texts weigh NATURAL_WEIGHT times the generator rows in total: at 1x, short chatty
-    # lines with no action in them ("what a lovely morning") were read as messages to send
-    w = np.array([1.0] * len(train) + [NATURAL_WEIGHT * len(train) / max(len(lt_kept), 1)] * len(lt_kept))
+    # lines with no action in them ("what a lovely morning") were read as messages to send; the
+    # authors' rows AUTHOR_WEIGHT times (other voices than the generators' templates)
+    w = np.array([1.0] * len(train) + [AUTHOR_WEIGHT * len(train) / max(len(authors), 1)] * len(authors)
+                 + [NATURAL_WEIGHT * len(train) / max(len(lt_kept), 1)] * len(lt_kept))
     X = rm.features(emb.encode(texts), texts)
     model = _fit(X, y, w, args.C)
 
     dev_texts = [r["text"] for r in dev]
     Xd = rm.features(emb.encode(dev_texts), dev_texts)
     Xl = rm.features(emb.encode(ld_kept), ld_kept)
+    da_texts = [r["text"] for r in dev_authors]
+    Xa = rm.features(emb.encode(da_texts), da_texts)
     emb.save()
     gen_mask = np.array([r["label"] != rm.NONE for r in dev])
     labels = [r["label"] for r in dev]
+    a_labels = [r["label"] for r in dev_authors]
+    a_mask = np.array([lab != rm.NONE for lab in a_labels])
     table = []
     for t in GRID:
         fd, kd = _fires(model, Xd, t)
         fl, _ = _fires(model, Xl, t)
+        fa, ka = _fires(model, Xa, t)
         recall = float(np.mean([f and k == lab for f, k, lab in zip(fd, kd, labels) if lab != rm.NONE]))
         adversarial = float(fd[~gen_mask].mean())
+        a_recall = float(np.mean([f and k == lab for f, k, lab in zip(fa, ka, a_labels) if lab != rm.NONE]))
         table.append({"threshold": t, "dev_recall_kind_right": round(recall, 4),
-                      "dev_nonrequests_fired": round(adversarial, 4), "locomo_dev_fired": round(float(fl.mean()), 4)})
-    ok = [r for r in table if r["locomo_dev_fired"] <= LOCOMO_BUDGET and r["dev_nonrequests_fired"] <= ADVERSARIAL_BUDGET]
+                      "dev_nonrequests_fired": round(adversarial, 4), "locomo_dev_fired": round(float(fl.mean()), 4),
+                      "dev_author_recall_kind_right": round(a_recall, 4),
+                      "dev_author_nonrequests_fired": round(float(fa[~a_mask].mean()), 4)})
+    ok = [r for r in table if r["locomo_dev_fired"] <= LOCOMO_BUDGET and r["dev_nonrequests_fired"] <= ADVERSARIAL_BUDGET
+          and r["dev_author_nonrequests_fired"] <= ADVERSARIAL_BUDGET]
     chosen = min(ok, key=lambda r: r["threshold"]) if ok else table[-1]
     for r in table:
         print(("* " if r is chosen else "  ") + json.dumps(r), file=sys.stderr)
     model.threshold = chosen["threshold"]
-    model.meta = {"version": "request-model-v1", "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
-                  "trained_on": {"generator_train_rows": len(train), "locomo_conversations": "1-4", "with": "2500 LoCoMo sentences, 1500 MSC train persona statements",
+    model.meta = {"version": "request-model-v2", "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
+                  "trained_on": {"generator_train_rows": len(train), "author_rows": len(authors),
+                                 "authors": "".join(TRAIN_AUTHORS), "author_weight": AUTHOR_WEIGHT, "locomo_conversations": "1-4", "with": "2500 LoCoMo sentences, 1500 MSC train persona statements",
                                  "locomo_turns": len(lt_kept), "locomo_left_out_as_requests": len(lt) - len(lt_kept)},
                   "threshold_chosen_on": {"dev_rows": len(dev), "dev_genuine": int(gen_mask.sum()),
+                                          "dev_authors": "".join(DEV_AUTHORS), "dev_author_rows": len(dev_authors),
                                           "locomo_conversations": "5-6", "locomo_turns": len(ld_kept),
                                           "rule": f"lowest on the grid with LoCoMo dev fires <= {LOCOMO_BUDGET} and "
-                                                  f"dev non-requests fired <= {ADVERSARIAL_BUDGET}"},
+                                                  f"dev non-requests (generated and the dev author's) fired <= {ADVERSARIAL_BUDGET}"},
                   "dev": chosen, "grid": table}
     model.save(args.out)
     print(f"wrote {args.out}: threshold {model.threshold}", file=sys.stderr)
@@ -220,16 +257,16 @@ def report_locomo(path: Path, n: int, seed: int, emb) -> int:
     alone = int(fired.sum())
     from companion import actions
 
-    # the turn's own condition (companion.actions.detect: the rules name no action, a message
-    # needs a recipient named), for the turns the detector alone fires on
-    in_turn = int(sum(bool(f) and not r and actions.detect(t, NOW)[0] is not None
-                      for t, f, r in zip(pick, fired, rules)))
+    # the turn's own condition (companion.actions.detect: the rules read no request, the message is
+    # worded as one, a message needs a recipient named), for the turns the detector alone fires on
+    in_turn = int(sum(bool(f) and not actions.requested(t, NOW) and actions.detect(t, NOW)[0] is not None
+                      for t, f in zip(pick, fired)))
     from eval.metrics import wilson
 
     lo, hi = wilson(in_turn, len(pick))
     print(json.dumps({"turns": len(pick), "conversations": "7-10", "seed": seed,
                       "detector_alone_fired": alone, "rules_named_an_action": int(sum(rules)),
-                      "detector_proposals_where_rules_named_none": in_turn,
+                      "detector_proposals_in_the_turn": in_turn,
                       "per_100": round(100 * in_turn / len(pick), 2), "wilson95_per_100": [round(100 * lo, 2), round(100 * hi, 2)]}))
     return 0
 

@@ -144,12 +144,31 @@ def test_a_non_request_that_looks_like_one_runs_nothing_even_if_the_detector_fir
     assert r.trace.actions_run == [] and actions.outbox(store, ana) == []
 
 
-def test_where_the_rules_read_a_named_action_as_not_a_request_the_detector_is_not_asked(store, ana, home,
-                                                                                       monkeypatch):
+@pytest.mark.parametrize("text", [
+    "Part of me is tempted to text my boss saying I quit.",
+    "I'd never message my brother saying sorry, not after that",
+    "I already told Ines that the keys are under the mat",
+    'my neighbour wrote "remind me to water the plants" on a post-it',
+])
+def test_where_the_rules_read_a_named_action_reliably_as_not_a_request_the_detector_is_not_asked(
+        store, ana, home, monkeypatch, text):
+    # a wish, a negation, a report, a quote: the rules' reading stands, whatever the detector would say
     monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
     own_autonomy(store, ana, "autonomous")
-    r = turn(store, ana, "Part of me is tempted to text my boss saying I quit.", settings=plain(home), at=NOW)
+    r = turn(store, ana, text, settings=plain(home), at=NOW)
     assert made(store, ana) == [] and r.trace.interaction["detector"]["fired"] is False
+
+
+def test_a_polite_tag_question_the_rules_read_as_a_question_is_proposed_and_held(store, ana, home, monkeypatch):
+    # "..., would you?" is a request in a question's clothes: the rules read a question, a reading
+    # the detector may overrule; what it proposes is held, never run, even under autonomy
+    monkeypatch.setattr(rm, "detect", _stub("add_calendar_entry", 0.99))
+    own_autonomy(store, ana, "autonomous")
+    text = "The allotment society meets on Thursday at 7. Stick that in my calendar, would you?"
+    assert [i.reason for i in actions.read(text, NOW)] == ["not a request: a question"]
+    r = turn(store, ana, text, settings=plain(home), at=NOW)
+    assert [(a.kind, a.status) for a in made(store, ana)] == [("add_calendar_entry", "held")]
+    assert r.trace.interaction["acted_by"] == "detector" and "approval" in r.shown
 
 
 def test_when_the_rules_make_the_action_the_detector_is_not_consulted(store, ana, home, monkeypatch):
@@ -203,3 +222,21 @@ def test_tools_on_and_the_model_calls_nothing_the_detector_still_proposes_held(s
     assert [(a.kind, a.status, a.origin) for a in made(store, ana)] == [("add_note", "held", "detector")]
     assert r.trace.interaction["acted_by"] == "detector" and r.trace.actions_run == []
     assert r.trace.interaction["path"] == "model"
+
+
+@pytest.mark.parametrize("text,asked", [
+    ("Put the recital in my calendar for Friday, yeah?", None),
+    ("Add the boiler code to my notes, could you?", None),
+    ("Jot that in my notes, would you?", None),
+    ("what's in my calendar on friday?", "calendar"),
+    ("anything in my notes about the boiler?", "notes"),
+    ("check my calendar for saturday?", "calendar"),
+    ("is there anything I asked you to remind me about?", "reminders"),
+])
+def test_an_instruction_with_a_question_tag_is_not_a_question_about_what_is_stored(text, asked):
+    # a base-form verb opening the sentence is an instruction, "?" or not; a question or a listing
+    # verb ("check", "show") asks to see the list and makes nothing
+    from memory import nlp
+    from wrapper import intents
+
+    assert intents.asks_about_existing(text, nlp.parse, actions.read(text, NOW)) == asked

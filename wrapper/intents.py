@@ -654,6 +654,10 @@ def _about(t) -> str | None:
     return None
 
 
+# verbs that open a request to see what is stored ("show me my notes?", "check my calendar for friday?")
+_LISTING = ("tell", "list", "show", "remind", "give", "read", "check", "look", "see", "find", "search", "pull")
+
+
 def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]) -> str | None:
     """What stored actions a question asks to see ("is there anything I asked you to remind me
     about?", "what's in my calendar this week?", "what notes have I made?", "remind me what I
@@ -670,9 +674,11 @@ def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]
         if not words:
             continue
         first = words[0]
+        if first.tag_ == "VB" and first.lemma_.lower() not in _LISTING and first.lower_ not in directives.QUESTION_START:
+            continue  # "Stick that in my calendar, would you?": an instruction with a tag, not a question about the list
         if sent.text.rstrip().endswith("?") or first.lower_ in directives.QUESTION_START:
             return named[0]
-        if first.lemma_.lower() in ("tell", "list", "show", "remind", "give", "read") and any(
+        if first.lemma_.lower() in _LISTING[:6] and any(
                 t.lower_ in directives.WH or _about(t) for t in words[1:]):
             return named[0]
     return None
