@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--locomo", default=str(LOCOMO))
     ap.add_argument("--out", default=str(ROOT / "wrapper" / rm.MODEL_FILE))
     ap.add_argument("--C", type=float, default=0.5)
+    ap.add_argument("--surface-off", default="", help="surface features left out, by name (separated by |)")
     ap.add_argument("--report-locomo", action="store_true",
                     help="false proposals per 100 of the shipped detector on --n turns of conversations 7-10")
     ap.add_argument("--n", type=int, default=1000)
@@ -200,8 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     # authors' rows AUTHOR_WEIGHT times (other voices than the generators' templates)
     w = np.array([1.0] * len(train) + [AUTHOR_WEIGHT * len(train) / max(len(authors), 1)] * len(authors)
                  + [NATURAL_WEIGHT * len(train) / max(len(lt_kept), 1)] * len(lt_kept))
-    X = rm.features(emb.encode(texts), texts)
+    off = [x.strip() for x in args.surface_off.split("|") if x.strip()]
+    X = rm.without(rm.features(emb.encode(texts), texts), off)
     model = _fit(X, y, w, args.C)
+    model.meta = {"surface_off": off}
 
     dev_texts = [r["text"] for r in dev]
     Xd = rm.features(emb.encode(dev_texts), dev_texts)
@@ -231,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in table:
         print(("* " if r is chosen else "  ") + json.dumps(r), file=sys.stderr)
     model.threshold = chosen["threshold"]
-    model.meta = {"version": "request-model-v2", "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
+    model.meta = {"version": "request-model-v2", "surface_off": off, "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
                   "trained_on": {"generator_train_rows": len(train), "author_rows": len(authors),
                                  "authors": "".join(TRAIN_AUTHORS), "author_weight": AUTHOR_WEIGHT, "locomo_conversations": "1-4", "with": "2500 LoCoMo sentences, 1500 MSC train persona statements",
                                  "locomo_turns": len(lt_kept), "locomo_left_out_as_requests": len(lt) - len(lt_kept)},

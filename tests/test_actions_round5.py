@@ -240,3 +240,17 @@ def test_an_instruction_with_a_question_tag_is_not_a_question_about_what_is_stor
     from wrapper import intents
 
     assert intents.asks_about_existing(text, nlp.parse, actions.read(text, NOW)) == asked
+
+
+def test_a_surface_feature_left_out_in_training_is_not_read_at_run_time():
+    # eval.request_train --surface-off: the model reads the named feature as absent, so two texts that
+    # differ only in it score alike; with it kept they do not
+    X = rm.features(np.zeros((2, 384), dtype=np.float32), ["remind me at 7", "remind me at 7?"])
+    W = np.zeros((X.shape[1], 2), dtype=np.float32)
+    W[384 + rm.SURFACE.index("question mark"), 0] = 3.0
+    kept = rm.Model(["set_reminder", rm.NONE], W, np.zeros(2, np.float32), np.zeros(X.shape[1], np.float32),
+                    np.ones(X.shape[1], np.float32), 0.5)
+    off = rm.Model(kept.classes, W, kept.b, kept.mean, kept.scale, 0.5, meta={"surface_off": ["question mark"]})
+    p_kept, p_off = kept.probabilities(X), off.probabilities(X)
+    assert p_kept[0, 0] == 0.5 and p_kept[1, 0] > 0.95
+    assert p_off[0, 0] == p_off[1, 0] == 0.5

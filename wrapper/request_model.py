@@ -69,6 +69,17 @@ def features(vectors: np.ndarray, texts: list[str]) -> np.ndarray:
     return np.hstack([np.asarray(vectors, dtype=np.float32), np.stack([surface(t) for t in texts])])
 
 
+def without(X: np.ndarray, off) -> np.ndarray:
+    """`X` with the surface features named in `off` set to 0 (a model trained without them reads
+    them as absent: their standardized value is 0 and their weight nothing)."""
+    if not off:
+        return X
+    X = X.copy()
+    for name in off:
+        X[:, X.shape[1] - len(SURFACE) + SURFACE.index(name)] = 0.0
+    return X
+
+
 @dataclass(frozen=True)
 class Detection:
     kind: str | None  # an action of the inventory, or None: no request
@@ -101,6 +112,7 @@ class Model:
         return str(self.meta.get("version", "request-model-v1"))
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
+        X = without(X, self.meta.get("surface_off", ()))
         z = ((X - self.mean) / self.scale) @ self.W + self.b
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
