@@ -42,6 +42,8 @@ import numpy as np
 from memory import answer_select as sel
 
 FIT_CONVS = range(0, 6)
+AUTHORS = Path(__file__).resolve().parent / "data" / "recall-authors-v1"
+FIT_AUTHORS = ("I", "J")  # K is the dev author (thresholds and choices), never fitted on
 HELD_CONVS = range(6, 10)
 _CACHE = Path.home() / ".cache" / "companion" / "answerselect"
 
@@ -209,6 +211,40 @@ def recallgen_cases(seeds, split: str) -> list[Case]:
     return cases
 
 
+def _author_files(letters) -> list[Path]:
+    return [p for x in letters for p in sorted(AUTHORS.glob(f"{x}-*.json"))]
+
+
+def author_cases(paths, fold_base: int = 200) -> list[Case]:
+    """Cases from weeks written by other authors (eval.authorweeks): each question against the
+    person's stated sentences up to the turn it follows; positives, the sentences of its answer
+    turns that hold the answer (all of their sentences when none holds it word for word). One
+    fold per week."""
+    from eval import authorweeks, chatcheck
+    from memory import answers
+
+    cases = []
+    for k, path in enumerate(paths):
+        week = authorweeks.load(path)
+        order = {t["id"]: n for n, t in enumerate(week["turns"])}
+        for q in week["questions"]:
+            upto = week["turns"][: order[q["after"]] + 1]
+            prior = [answers.Candidate(t["text"], t["id"], n + 1, None, "message") for n, t in enumerate(upto)]
+            vocab = {w for c in prior for w in re.findall(r"[a-z]{4,}", c.text.lower())}
+            core = answers.unframe(answers.normalise(q["text"], vocab))
+            ss = sel.candidate_sentences(answers._sentences(prior))
+            told = bool(q.get("told"))
+            exp = [q["answer"], *q.get("alternatives", [])] if told else []
+            at = set(q.get("answer_turns", []))
+            pos = np.array([s.dayid in at and any(chatcheck.contains(s.text, e) for e in exp) for s in ss], dtype=bool)
+            if told and not pos.any():
+                pos = np.array([s.dayid in at for s in ss], dtype=bool)
+            c = Case(core, ss, pos, "authors", fold_base + k, told)
+            c.vecs = _embed_cached([s.text for s in ss]) if ss else np.zeros((0, 384), np.float32)
+            cases.append(c)
+    return cases
+
+
 def featurise(cases: list[Case]) -> None:
     from memory import answers, nlp
 
@@ -299,7 +335,8 @@ def fit(cases: list[Case]) -> dict:
             "threshold": t, "threshold_unread": t, "folds": len(folds), "oof_at_threshold": o,
             "oof_utility": round(u, 4),
             "fitted_on": "LoCoMo conversations 1-6 (first person of the evidence speaker), recallgen v3 train "
-                         "weeks; threshold: out-of-fold, conversation/week folds"}
+                         f"weeks, {len({c.fold for c in cases if c.source == 'authors'})} weeks written by other "
+                         "authors (eval/data/recall-authors-v1); threshold: out-of-fold, conversation/week folds"}
 
 
 def _parse_range(s: str) -> list[int]:
@@ -309,7 +346,10 @@ def _parse_range(s: str) -> list[int]:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="eval.answerselect")
-    ap.add_argument("cmd", choices=["fit", "measure"])
+    ap.add_argument("cmd", choices=["fit", "measure", "measure-authors"])
+    ap.add_argument("--authors", default=",".join(FIT_AUTHORS),
+                    help="letters of the authored weeks (eval/data/recall-authors-v1): fitted on (fit) or measured "
+                         "(measure-authors); '' for none")
     ap.add_argument("--locomo", default="/work/data/locomo10.json")
     ap.add_argument("--train-weeks", default="1-8")
     ap.add_argument("--again", action="store_true", help="recompute the cached fitting features")
@@ -318,11 +358,13 @@ def main(argv: list[str]) -> int:
     if a.cmd == "fit":
         import pickle
 
-        kept = _CACHE / f"fit-cases-{sel.VERSION}-{a.train_weeks}.pkl"  # features (and the question, outside the repo)
+        letters = [x for x in a.authors.split(",") if x]
+        kept = _CACHE / f"fit-cases-{sel.VERSION}-{a.train_weeks}-{''.join(letters)}.pkl"  # features (and the question, outside the repo)
         if kept.exists() and not a.again:
             cases = pickle.loads(kept.read_bytes())
         else:
-            cases = locomo_cases(a.locomo, FIT_CONVS) + recallgen_cases(_parse_range(a.train_weeks), "train")
+            cases = locomo_cases(a.locomo, FIT_CONVS) + recallgen_cases(_parse_range(a.train_weeks), "train") + \
+                author_cases(_author_files(letters))
             featurise(cases)
             _flush()
             for c in cases:
@@ -333,6 +375,22 @@ def main(argv: list[str]) -> int:
         Path(a.out).write_text(json.dumps(m, indent=1) + "\n", encoding="utf-8")
         print(json.dumps({k: m[k] for k in ("threshold", "oof_utility", "oof_at_threshold")}, indent=1))
         print(dict(zip(sel.FEATURES, [round(x, 3) for x in m["coef"]])))
+        return 0
+    if a.cmd == "measure-authors":
+        from eval.recallgen import wilson
+
+        letters = [x for x in a.authors.split(",") if x]
+        cases = author_cases(_author_files(letters))
+        featurise(cases)
+        _flush()
+        m = sel.model()
+        o = outcomes(cases, m, float(m["threshold"])).get("authors", {})
+        print(f"authored weeks {','.join(letters)} ({len(cases)} questions; threshold {m['threshold']}): "
+              f"answerable {o.get('told', 0)}: answering sentence quoted {o.get('right', 0)} "
+              f"{wilson(o.get('right', 0), o.get('told', 0))}, wrong quoted {o.get('wrong', 0)}, top-1 right regardless "
+              f"{o.get('top1', 0)}, reachable {o.get('reachable', 0)}; never told {o.get('never', 0)}: false quotes "
+              f"{o.get('false', 0)}")
+        print(json.dumps(o))
         return 0
     cases = locomo_cases(a.locomo, HELD_CONVS)
     featurise(cases)
