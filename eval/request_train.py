@@ -69,7 +69,7 @@ def generator_rows(split: str) -> list[dict]:
 
 
 AUTHORS = ROOT / "eval" / "data" / "requests-authors-v1"
-TRAIN_AUTHORS = ("A", "B", "C")
+TRAIN_AUTHORS = ("A", "B", "C", "F", "G", "H")
 DEV_AUTHORS = ("D",)
 AUTHOR_WEIGHT = 1.0  # the authors' rows weigh this many times the generator rows, in total
 
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in table:
         print(("* " if r is chosen else "  ") + json.dumps(r), file=sys.stderr)
     model.threshold = chosen["threshold"]
-    model.meta = {"version": "request-model-v2", "surface_off": off, "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
+    model.meta = {"version": "request-model-v3", "surface_off": off, "embedder": "all-MiniLM-L6-v2", "C": args.C, "natural_weight": NATURAL_WEIGHT,
                   "trained_on": {"generator_train_rows": len(train), "author_rows": len(authors),
                                  "authors": "".join(TRAIN_AUTHORS), "author_weight": AUTHOR_WEIGHT, "locomo_conversations": "1-4", "with": "2500 LoCoMo sentences, 1500 MSC train persona statements",
                                  "locomo_turns": len(lt_kept), "locomo_left_out_as_requests": len(lt) - len(lt_kept)},

@@ -35,7 +35,10 @@ MODEL_FILE = "data/request_model-v1.npz"
 _WORD = re.compile(r"[a-z0-9']+")
 _POLITE = re.compile(r"\b(?:please|pls|plz|can you|could you|could u|can u|would you|will you|would u|mind|"
                      r"i need you|i'd like you|id like you|i want you|for me)\b")
-_FIRST_PAST = re.compile(r"\b(?:i|we) (?:\w+ed|sent|wrote|told|put|set|made|forgot|said|had|was|did)\b")
+# "I texted", "we already sent", "i just fired off": a report of what they did (an adverb or two may sit between)
+_FIRST_PAST = re.compile(r"\b(?:i|we)(?: (?:\w+ly|already|just|finally|never|also|even|then|literally|once))* "
+                         r"(?:\w+ed|sent|wrote|told|put|set|made|forgot|said|had|was|did|got|gave|left|rang|"
+                         r"spoke|went|ran|met|saw|took|brought|thought|paid|kept)\b")
 _OTHERS = re.compile(r"\b(?:he|she|they|his|her|their|someone|somebody|people|everyone)\b")
 _WISH = re.compile(r"\b(?:wish|tempted|imagine|if i|what if|would it be|should i|thinking (?:of|about)|"
                    r"dream|dreamt|dreamed|maybe i|i might|i'll|ill|i will|i'm going to|gonna)\b")
