@@ -1623,7 +1623,14 @@ def compose_everyday(ask: Ask, f: Found, now: datetime | None = None) -> str:
 def not_told_everyday(ask: Ask) -> str:
     """Saying so, in the question's own terms ("I don't think you've told me when your vet appointment is")."""
     core = re.sub(r"\?+$", "", ask.core).strip()
-    core = re.sub(r"(?i)^(what|who)\s*(?:'s|is)\s+(.+?)\s+(called|named)(\s+again)?$", r"\1 \2 is \3", core)
+    head, comma, _ = core.partition(",")  # "what's my landlord called, need to email him": the question is before it
+    if comma and re.match(r"(?i)(what|where|when|which|who|whose|how)\b", head) and len(head.split()) >= 2:
+        core = head.strip()
+    core = re.sub(r"(?i)\s+again$", "", core)
+    core = re.sub(r"(?i)^(what|who)\s*(?:'s|is)\s+(.+?)\s+(called|named)$", r"\1 \2 is \3", core)
+    # "when's hanna's wedding" / "where 's the party": the question's verb goes after its subject
+    core = re.sub(r"(?i)^(where|when|what|who|whose|which|how old)\s*(?:'s|is)\s+(.+)$",
+                  lambda m: f"{m.group(1)} {m.group(2)}" + ("" if re.search(r"\bis \w+$", m.group(2)) else " is"), core)
     m = re.match(r"(?i)(what|where|when|which|who|whose|how old|how)\b(.*)$", core)
     if m and len(core.split()) <= 12:
         rest = second_person(m.group(2)).strip()

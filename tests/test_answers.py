@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import types
 from datetime import datetime
 from pathlib import Path
 
@@ -219,3 +220,18 @@ def test_a_question_gets_the_same_answer_with_its_frame_words_or_without_them(st
         replies[ask] = reply
     # the tail frame alone ("... again?") is read by the parse reader whatever the parse of its core
     assert replies[f"what's {own} {pet} called again?"] == f"Your {pet} is called {name}: you told me yesterday."
+
+
+@pytest.mark.parametrize("core,said", [
+    ("when 's hanna's wedding again", "when hanna's wedding is"),
+    ("when's my dentist appointment?", "when your dentist appointment is"),
+    ("what 's my landlord called, need to email him about the boiler", "what your landlord is called"),
+    ("where is the party", "where the party is"),
+    ("how old's kayla", "how old kayla is"),
+    ("what's my vet's name", "what your vet's name is"),
+])
+def test_not_told_says_the_question_back_in_order(core, said):
+    # a contracted question ("when's ...") and a trailing clause after a comma are said back as a
+    # clause, subject before its verb, never "when 's hanna's wedding"
+    ask = types.SimpleNamespace(core=core)
+    assert A.not_told_everyday(ask) == f"I don't think you've told me {said}."
