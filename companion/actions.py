@@ -187,30 +187,28 @@ def _own_embedder():
     return _OWN[0]
 
 
-# A message the detector may read at all: one worded as a request, by a clause in the imperative
-# ("keep that somewhere") or by a request's words (a verb of the six kinds, a frame that asks the
-# companion, "don't let me forget", "needs to go in my calendar"). A plain statement ("my exam is on
-# friday", "tomorrow at 8am I fly to Rome") or small talk ("how are you") is never proposed as an
-# action, whatever the detector's score: the detector widens the wording of requests, it never
-# turns a statement into one (fail safe).
+# A message the detector may read at all: one worded as a request, by a request's words (a verb of
+# the six kinds, a frame that asks the companion, "don't let me forget", "needs to go in my
+# calendar", "ask me on Monday how it went"). A plain statement ("my exam is on friday", "tomorrow
+# at 8am I fly to Rome"), small talk ("how are you") or a string of words with no request in them
+# ("turn 25 try 0 from zq1x": an imperative of no action) is never proposed as an action, whatever
+# the detector's score: the detector widens the wording of requests, it never turns a statement
+# into one (fail safe). The words of the six kinds' requests that the first list missed were read
+# off the training authors' genuine requests (eval/data/requests-authors-v1 A-C, F-H: 25 of 660
+# had none of them, mostly check-ins, "ask me ..."); on the dev author D 110 of 110 have one.
 _ASKS = re.compile(
     r"\b(?:remind\w*|reminder|remember|note|notes|jot|write|text\w*|txt|message\w*|msg|send\w*|tell|"
-    r"email\w*|e-mail|mail|ping|nudge|shout|schedul\w*|book|calendar|diary|agenda|"
+    r"email\w*|e-mail|mail|ping|nudge|shout|schedul\w*|book|calendar|cal|diary|agenda|"
     r"pencil|check(?:[- ]in)?|draft\w*|compose|reply|let \w+(?: \w+)? know|forget|keep|update|"
-    r"make sure|set|log|save|can you|could you|would you|will you|can u|could u|pls|please|plz)\b",
+    r"make sure|set|log|save|can you|could you|would you|will you|can u|could u|pls|please|plz|"
+    r"ask (?:me|us)|add|follow(?:[- ]up| up)|see how|talk to me|look in on|pop (?:up|it|that|this|in)|"
+    r"stick|put (?:it|that|this|down|in)|block|record|alert|alarm)\b",
     re.I)
 
 
 def asks_in_words(text: str) -> bool:
     """Whether `text` is worded as a request (above): the detector's precondition."""
-    if _ASKS.search(text):
-        return True
-    for sent in nlp.parse(text).sents:  # a clause in the imperative: a base-form verb with no subject
-        for t in sent:
-            if t.tag_ == "VB" and t.dep_ in ("ROOT", "conj") and \
-                    not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux") for c in t.children):
-                return True
-    return False
+    return bool(_ASKS.search(text))
 
 
 # The rules named the action and read it as something else (a question, a negation, a report ...).

@@ -50,13 +50,14 @@ def test_a_detected_reminder_without_a_time_asks_for_it_even_when_elicitation_is
 
 def test_a_detected_message_with_no_recipient_named_is_not_proposed(monkeypatch):
     monkeypatch.setattr(rm, "detect", _stub("send_message", 0.99))
-    assert actions.detect("what a lovely morning, pass it on", NOW) == (None, {
+    assert actions.detect("what a lovely morning, pass it on please", NOW) == (None, {
         "fired": False, "kind": "send_message", "p_request": 0.99, "p_kind": 0.99, "threshold": 0.5,
         "version": "stub", "reason": "a message, but no recipient is named"})
 
 
 @pytest.mark.parametrize("text", ["My exam is on friday", "how are you", "tomorrow at 8am I fly to Rome",
-                                  "what a lovely morning", "We adopted a beagle last spring."])
+                                  "what a lovely morning", "We adopted a beagle last spring.",
+                                  "turn 25 try 0 from zq1x", "go team, run faster and win it"])
 def test_a_plain_statement_is_never_read_by_the_detector(monkeypatch, text):
     monkeypatch.setattr(rm, "detect", _stub("add_calendar_entry", 0.99))  # a detector that fires on anything
     proposal, seen = actions.detect(text, NOW)
@@ -254,3 +255,20 @@ def test_a_surface_feature_left_out_in_training_is_not_read_at_run_time():
     p_kept, p_off = kept.probabilities(X), off.probabilities(X)
     assert p_kept[0, 0] == 0.5 and p_kept[1, 0] > 0.95
     assert p_off[0, 0] == p_off[1, 0] == 0.5
+
+
+@pytest.mark.parametrize("text,asked", [
+    ("remind me when the school concert is now, it moved", None),
+    ("Remind me, which platform did I say the train leaves from?", None),
+    ("when am I seeing the physio again, remind me?", None),
+    ("remind me what I asked you to remind me of", "reminders"),
+    ("did i ask u to remind me of anything this week", "reminders"),
+    ("what did I ask you to remind me about?", "reminders"),
+])
+def test_remind_me_around_a_question_about_the_past_is_not_a_question_about_the_reminders(text, asked):
+    # "remind me" as the frame of a recall question (opening it, or tagged on after it) names no
+    # reminders: the question is answered from memory, not with "You have no reminders set"
+    from memory import nlp
+    from wrapper import intents
+
+    assert intents.asks_about_existing(text, nlp.parse, actions.read(text, NOW)) == asked

@@ -654,6 +654,16 @@ def _about(t) -> str | None:
     return None
 
 
+def _recall_frame(t) -> bool:
+    """"remind me" said around a question about the past: followed by a question word, a comma or
+    nothing ("when am I seeing the knee fellow, remind me?"), not by what to be reminded of."""
+    doc = t.doc
+    if t.lemma_.lower() != "remind" or t.i + 1 >= len(doc) or doc[t.i + 1].lower_ not in ("me", "us"):
+        return False
+    nxt = doc[t.i + 2] if t.i + 2 < len(doc) else None
+    return nxt is None or nxt.is_punct or nxt.lower_ in directives.WH
+
+
 # verbs that open a request to see what is stored ("show me my notes?", "check my calendar for friday?")
 _LISTING = ("tell", "list", "show", "remind", "give", "read", "check", "look", "see", "find", "search", "pull")
 
@@ -667,13 +677,17 @@ def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]
     if parse is None or any(i.requested for i in read_as):
         return None
     for sent in parse(text).sents:
-        named = [w for w in (_about(t) for t in sent) if w]
-        if not named:
-            continue
         words = [t for t in sent if not t.is_punct and t.lower_ not in directives.OPENERS]
         if not words:
             continue
         first = words[0]
+        # an opening "remind me ..." is the frame of a question about the past ("remind me when
+        # parents evening is now"), not a word naming the reminders; a later one may name them
+        # ("remind me what I asked you to remind me of")
+        named = [w for w in (_about(t) for t in sent if not (t.i == first.i and t.lemma_.lower() == "remind")
+                             and not _recall_frame(t)) if w]
+        if not named:
+            continue
         if first.tag_ == "VB" and first.lemma_.lower() not in _LISTING and first.lower_ not in directives.QUESTION_START:
             continue  # "Stick that in my calendar, would you?": an instruction with a tag, not a question about the list
         if sent.text.rstrip().endswith("?") or first.lower_ in directives.QUESTION_START:
