@@ -1102,6 +1102,7 @@ def normalise(text: str, vocab=()) -> str:
     """Lowercase words, slang spelled out, a word one edit away from a question word or a word the
     participant wrote corrected to it (names keep their case)."""
     words = set(vocab) | _QUESTION_VOCAB
+    ordered = None  # the words a slip may be corrected to, question words first, each list sorted
     out = []
     for tok in re.findall(r"[\w']+|[^\w\s]+", text):
         low = tok.lower()
@@ -1110,7 +1111,10 @@ def normalise(text: str, vocab=()) -> str:
             continue
         if low.isalpha() and len(low) >= 4 and low not in words and low not in _FRAME_WORDS \
                 and low not in lexicon()["real_words"]:
-            fix = next((w for w in [*sorted(_QUESTION_VOCAB), *sorted(words)] if len(w) >= 4 and _osa1(low, w)), None)
+            if ordered is None:
+                ordered = [w for w in [*sorted(_QUESTION_VOCAB), *sorted(words)] if len(w) >= 4]
+            n = len(low)  # one edit away: the lengths differ by at most one (checked before the edit itself)
+            fix = next((w for w in ordered if abs(len(w) - n) <= 1 and _osa1(low, w)), None)
             if fix is not None:
                 out.append(fix if not tok[:1].isupper() else fix.capitalize())
                 continue
@@ -1190,8 +1194,10 @@ class Ask:
         return {"slot": self.slot, "words": list(self.words), "core": self.core, "reader": "slot-type"}
 
 
+@lru_cache(maxsize=8192)
 def is_action_request(text: str) -> bool:
-    """"Can you remind me to call Lena?" asks for an action, not about the past."""
+    """"Can you remind me to call Lena?" asks for an action, not about the past. (Kept by text:
+    the selector asks it of every candidate sentence, turn after turn.)"""
     t = normalise(text)
     return bool(_ACTION.search(t)) and not re.search(r"\bremind me (?:what|where|when|who|whose|which|how)\b", t, re.I)
 
