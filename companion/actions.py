@@ -230,7 +230,7 @@ OVERRULABLE = ("a question", "conditional", "before it is not a plain request", 
 def _overrulable(read_as) -> bool:
     """Whether every reading the rules made of the message is one the detector may overrule."""
     reasons = [(i.reason or "").removeprefix("not a request: ") for i in read_as]
-    return bool(reasons) and all(any(r.startswith(o) or o in r for o in OVERRULABLE) for r in reasons)
+    return bool(reasons) and all(any(o in r for o in OVERRULABLE) for r in reasons)
 
 
 def detect(text: str, now, read_as: list[intents.Intent] | None = None,

@@ -33,8 +33,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -188,36 +186,10 @@ def candidate_sentences(stated) -> list[Sentence]:
     return out
 
 
-SENTENCE_CACHE = 4096  # candidate sentences' vectors kept (1.5 kB each): the same ones come back turn after turn
-_vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
-_vectors_lock = threading.Lock()
-_vectors_owner: list = [None]  # the embedder the kept vectors came from (another one: they are dropped)
-
-
 def embed(texts: list[str]) -> np.ndarray:
-    """Vectors of the question and the candidate sentences. A question's candidates are mostly the
-    last turn's (the participant's latest messages): their vectors are kept here, bounded, so a turn
-    embeds only the sentences it has not seen (the embedder's own cache holds 256 texts, fewer than
-    one question's candidates)."""
     from memory import embeddings
 
-    emb = embeddings.default()
-    with _vectors_lock:
-        if _vectors_owner[0] is not emb:
-            _vectors.clear()
-            _vectors_owner[0] = emb
-        found = {t: _vectors[t] for t in texts if t in _vectors}
-        for t in found:
-            _vectors.move_to_end(t)
-    todo = [t for t in dict.fromkeys(texts) if t not in found]
-    if todo:
-        found.update(zip(todo, emb.encode(todo)))
-        with _vectors_lock:
-            for t in todo:
-                _vectors[t] = found[t]
-            while len(_vectors) > SENTENCE_CACHE:
-                _vectors.popitem(last=False)
-    return np.stack([found[t] for t in texts]) if texts else np.zeros((0, embeddings.DIM), dtype=np.float32)
+    return embeddings.default().encode(texts)
 
 
 def select(question: str, sents: list[Sentence], threshold: float | None = None, unread: bool = False,

@@ -130,8 +130,12 @@ class HashEmbedder:
 _default: Embedder | None = None
 
 
+DEFAULT_CACHE = 4096  # texts remembered by the shared embedder (1.5 kB each): a recall question's
+# candidate sentences (memory.answer_select) come back turn after turn, more than 256 of them
+
+
 def default() -> Embedder:
     global _default
     if _default is None:
-        _default = Embedder()
+        _default = Embedder(cache_size=DEFAULT_CACHE)
     return _default

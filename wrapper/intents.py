@@ -665,7 +665,8 @@ def _recall_frame(t) -> bool:
 
 
 # verbs that open a request to see what is stored ("show me my notes?", "check my calendar for friday?")
-_LISTING = ("tell", "list", "show", "remind", "give", "read", "check", "look", "see", "find", "search", "pull")
+_TELL = ("tell", "list", "show", "remind", "give", "read")  # ... me what / which ...: a question about the list
+_LISTING = _TELL + ("check", "look", "see", "find", "search", "pull")
 
 
 def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]) -> str | None:
@@ -692,7 +693,7 @@ def asks_about_existing(text: str, parse: Callable | None, read_as: list[Intent]
             continue  # "Stick that in my calendar, would you?": an instruction with a tag, not a question about the list
         if sent.text.rstrip().endswith("?") or first.lower_ in directives.QUESTION_START:
             return named[0]
-        if first.lemma_.lower() in _LISTING[:6] and any(
+        if first.lemma_.lower() in _TELL and any(
                 t.lower_ in directives.WH or _about(t) for t in words[1:]):
             return named[0]
     return None
