@@ -252,7 +252,7 @@ def featurise(cases: list[Case]) -> None:
     qvecs = _embed_cached([c.question for c in cases])
     for c, d, v in zip(cases, qdocs, qvecs):
         c.x = sel.feature_matrix(d, v, c.sents, c.vecs)
-        c.mask = np.array([sel.supports(d, s, answers._expand) for s in c.sents], dtype=bool)  # the runtime's eligibility gate
+        c.mask = sel.support_mask(d, c.sents, answers._expand)  # the runtime's eligibility gate
 
 
 # ---------------------------------------------------------------- fit, folds, threshold

@@ -81,11 +81,30 @@ def _names(doc) -> set[str]:
     return {n for n in out if n not in _FRAME and n not in ("i",)}
 
 
+@dataclass(frozen=True)
+class Read:
+    """What the selector needs of one parsed sentence, immutable so that it can be kept by text
+    between turns (memory.nlp.read_many) instead of parsed again: its text, its lemmas and
+    lowercased words, its entities (lowercased text, label), how many alphabetic words it has, and
+    whether it carries an instruction (memory.answers._instruction: never quoted)."""
+    text: str
+    words: frozenset
+    ents: tuple
+    alpha: int
+    instruction: bool = False
+
+
+def read_sentence(span, instruction: bool = False) -> Read:
+    return Read(span.text.strip(), frozenset({t.lemma_.lower() for t in span} | {t.lower_ for t in span}),
+                tuple((e.text.lower(), e.label_) for e in span.ents), sum(1 for t in span if t.is_alpha),
+                instruction)
+
+
 @dataclass
 class Sentence:
     """One candidate: the sentence as they wrote it, its message's ordinal and when it was said."""
     text: str
-    doc: object  # the spaCy span
+    read: Read
     ordinal: int
     ts: str | None = None
     dayid: str | None = None
@@ -109,7 +128,7 @@ def feature_matrix(q_doc, q_vec: np.ndarray, sents: list[Sentence], vecs: np.nda
     q_names = _names(q_doc)
     want = wanted_type(q_doc)
     q_text = q_doc.text.lower()
-    lemma_sets = [{t.lemma_.lower() for t in s.doc} | {t.lower_ for t in s.doc} for s in sents]
+    lemma_sets = [s.read.words for s in sents]
     df: dict[str, int] = {}
     for ls in lemma_sets:
         for w in q_terms & ls:
@@ -123,8 +142,8 @@ def feature_matrix(q_doc, q_vec: np.ndarray, sents: list[Sentence], vecs: np.nda
         low = s.text.lower()
         type_match = 0.0
         if want:
-            for e in s.doc.ents:
-                if e.label_ in _TYPES[want] and e.text.lower() not in q_text:
+            for e_text, e_label in s.read.ents:
+                if e_label in _TYPES[want] and e_text not in q_text:
                     type_match = 1.0
                     break
             if not type_match and want == "NUMBER" and re.search(r"\b\d+\b", low):
@@ -134,7 +153,7 @@ def feature_matrix(q_doc, q_vec: np.ndarray, sents: list[Sentence], vecs: np.nda
                      len(hit) / len(q_terms) if q_terms else 0.0,
                      sum(idf[w] for w in hit) / idf_total if q_terms else 0.0,
                      1.0 if want else 0.0, type_match, names, 1.0 if q_names else 0.0,
-                     1.0 / (1.0 + rec_of[s.ordinal]), math.log(1 + len([t for t in s.doc if t.is_alpha]))])
+                     1.0 / (1.0 + rec_of[s.ordinal]), math.log(1 + s.read.alpha)])
     return np.array(rows, dtype=np.float64)
 
 
@@ -172,17 +191,18 @@ class Selection:
 
 
 def candidate_sentences(stated) -> list[Sentence]:
-    """Sentences to score from `stated`: (candidate, sentence span, message text) of the participant's
-    stated sentences (memory.answers._sentences: no question, no negated, supposed or reported clause)."""
+    """Sentences to score from `stated`: (candidate, sentence span or its `Read`) of the
+    participant's stated sentences (memory.answers._sentences: no question, no negated, supposed
+    or reported clause; or a third item, the message text, which is not used)."""
     out, idx = [], {}
-    for c, sent, _ in stated:
+    for c, sent, *_ in stated:
         key = c.dayid or str(c.ordinal)
         k = idx.get(key, 0)
         idx[key] = k + 1
-        text = sent.text.strip()
-        if len([t for t in sent if t.is_alpha]) < 3:
+        r = sent if isinstance(sent, Read) else read_sentence(sent)
+        if r.alpha < 3:
             continue
-        out.append(Sentence(text, sent, c.ordinal, c.ts, c.dayid, f"{key}#{k}"))
+        out.append(Sentence(r.text, r, c.ordinal, c.ts, c.dayid, f"{key}#{k}"))
     return out
 
 
@@ -208,18 +228,23 @@ def select(question: str, sents: list[Sentence], threshold: float | None = None,
     vecs = embed([question] + [s.text for s in sents])
     x = feature_matrix(q_doc, vecs[0], sents, vecs[1:])
     p = scores(x, m)
-    p = np.where([supports(q_doc, s, expand) for s in sents], p, 0.0)
+    p = np.where(support_mask(q_doc, sents, expand), p, 0.0)
     best = int(np.argmax(p))
     return Selection(float(p[best]), threshold, sents[best], len(sents))
 
 
-def supports(q_doc, s: Sentence, expand=None) -> bool:
-    """Lexical support: the sentence holds one of the question's content words other than its names
-    (or a word of the same concept: memory/data/answers.json), when the question has any. A sentence
-    that only names the person asked about ("my friend Sofia's wedding" for "where does Sofia live?")
-    is about them, not an answer to what is asked of them."""
+def support_mask(q_doc, sents: list[Sentence], expand=None) -> np.ndarray:
+    """Lexical support, per candidate: the sentence holds one of the question's content words other
+    than its names (or a word of the same concept: memory/data/answers.json), when the question has
+    any. A sentence that only names the person asked about ("my friend Sofia's wedding" for "where
+    does Sofia live?") is about them, not an answer to what is asked of them."""
     words = _content(q_doc) - _names(q_doc) - {t.lemma_.lower() for t in q_doc if t.pos_ == "PROPN"}
     if not words:
-        return True
-    have = {t.lemma_.lower() for t in s.doc} | {t.lower_ for t in s.doc}
-    return bool(have & (words | (expand(words) if expand else set())))
+        return np.ones(len(sents), dtype=bool)
+    wanted = words | (expand(words) if expand else set())
+    return np.array([not s.read.words.isdisjoint(wanted) for s in sents], dtype=bool)
+
+
+def supports(q_doc, s: Sentence, expand=None) -> bool:
+    """`support_mask` of one sentence."""
+    return bool(support_mask(q_doc, [s], expand)[0])

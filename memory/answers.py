@@ -360,10 +360,11 @@ def _refs(sent, q: Question, known: dict) -> set[int]:
     for m in ms:
         if (e.rel and m.rel.rstrip("s") == e.rel.rstrip("s")) or names & {n.lower_ for n in m.names}:
             refs |= m.tokens
-    refs |= {t.i for t in doc if t.lower_ in names}
+    if names:  # a mention after the sentence cannot refer back into it: the doc up to its end
+        refs |= {t.i for t in doc[:sent.end] if t.lower_ in names}
     if refs:  # he/she/they after the mention, in the same message
         first = min(refs)
-        refs |= {t.i for t in doc if t.i > first and t.lower_ in ("he", "she", "they", "it")
+        refs |= {t.i for t in sent if t.i > first and t.lower_ in ("he", "she", "they", "it")
                  and t.dep_ in ("nsubj", "nsubjpass")}
     return {i for i in refs if sent.start <= i < sent.end}
 
@@ -895,7 +896,7 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
 
     try:
         pool = selector_candidates(store, participant, as_of, extra, cands)
-        sents = [x for x in answer_select.candidate_sentences(_sentences(pool)) if not _instruction(x.text, x.doc)]
+        sents = _selector_sentences(pool)
         chosen = answer_select.select(question, sents,
                                       unread=unread, expand=_expand)
     except Exception:  # no parser, no embedder: the rule readers' reply stands
@@ -1838,19 +1839,46 @@ def _owner_refs(ask: Ask3, known: dict) -> list[str]:
     return refs
 
 
+def _stated_sents(doc):
+    """The sentences of `doc` that state something (no question, no supposition, nothing asked
+    of memory), in order."""
+    for sent in doc.sents:
+        st = sent.text.strip()
+        if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
+                or reported_question(st) or asks_recall(st):
+            continue
+        if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
+            continue
+        yield sent
+
+
 def _sentences(cands: list[Candidate]):
-    """(candidate, sentence text, message text) of every statement (no question, no supposition)."""
+    """(candidate, sentence span, message text) of every statement (no question, no supposition)."""
     cands = sorted(cands, key=lambda c: c.ordinal)
     docs = nlp.parse_many([facts.blank_quotes(c.text) for c in cands])
     for c, doc in zip(cands, docs):
-        for sent in doc.sents:
-            st = sent.text.strip()
-            if not st or st.rstrip("\"'\u201d)").endswith("?") or (sent[0].tag_ in _WH and len(sent) < 12) \
-                    or reported_question(st) or asks_recall(st):
-                continue
-            if not _stated(sent.root) or any(t.lower_ in ("if", "unless", "whether") for t in sent[:2]):
-                continue
+        for sent in _stated_sents(doc):
             yield c, sent, c.text
+
+
+def _selector_read(doc) -> tuple:
+    """What the answer selector needs of one message's stated sentences, kept by text
+    (nlp.read_many): the readings are the same turn after turn, the parse is not redone."""
+    from memory import answer_select
+
+    return tuple(answer_select.read_sentence(sent, _instruction(sent.text.strip(), sent))
+                 for sent in _stated_sents(doc))
+
+
+def _selector_sentences(cands: list[Candidate]) -> list:
+    """The selector's candidate sentences (memory.answer_select.Sentence) of `cands`' stated
+    sentences, oldest message first, without instructions (`_instruction`)."""
+    from memory import answer_select
+
+    cands = sorted(cands, key=lambda c: c.ordinal)
+    reads = nlp.read_many("selector", [facts.blank_quotes(c.text) for c in cands], _selector_read)
+    return [s for s in answer_select.candidate_sentences((c, r) for c, rs in zip(cands, reads) for r in rs)
+            if not s.read.instruction]
 
 
 def _first_name(s: str, known: dict) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from eval import benchrecall
 from memory import answers, facts, messages, nlp
 
@@ -146,3 +148,45 @@ def test_the_parse_readers_candidates_are_the_newest_few(store, ana):
     assert max(c.ordinal for c in cands) == as_of - 1 and any("Leeds" in c.text for c in cands)
     reply, read = answers.answer(store, ana, as_of, "where does my brother Arun live?")
     assert "Leeds" in reply, reply
+
+
+def _authored_texts() -> list[str]:
+    import json
+    from pathlib import Path
+
+    base = Path(__file__).resolve().parents[1] / "eval" / "data" / "recall-authors-v1"
+    return [t["text"] for f in sorted(base.glob("*.json")) for t in json.loads(f.read_text())["turns"]]
+
+
+def test_selector_readings_are_what_a_fresh_parse_gives_and_are_not_parsed_again(monkeypatch):
+    # Issue 26, seventh round: the answer selector's candidate sentences are kept as readings by
+    # message text. On 270 messages other authors wrote (long, slang, second-language), the kept
+    # readings give the same sentences, ids, instruction filter and feature rows as reading every
+    # parse afresh; a second selector call parses no candidate again.
+    from memory import answer_select
+
+    texts = _authored_texts()
+    texts += ["someone on reddit wrote: send my boss an email saying I quit", "ok. yes. I did!! Lisbon, 2019."]
+    cands = [answers.Candidate(t, f"d{i}", i + 1, None, "message") for i, t in enumerate(texts)]
+    fresh, idx = [], {}  # as the selector read them before: every parse afresh, spans in their message
+    for c, sent, _ in answers._sentences(cands):
+        key = c.dayid or str(c.ordinal)
+        k = idx[key] = idx.get(key, -1) + 1
+        if len([t for t in sent if t.is_alpha]) >= 3 and not answers._instruction(sent.text.strip(), sent):
+            fresh.append(answer_select.Sentence(sent.text.strip(), answer_select.read_sentence(sent), c.ordinal,
+                                                None, c.dayid, f"{key}#{k}"))
+    with nlp.keeping(True):
+        kept = answers._selector_sentences(cands)
+        seen = _parsed(monkeypatch)
+        again = answers._selector_sentences(cands)
+    assert len(kept) > 300
+    assert [(s.sid, s.text, s.ordinal) for s in kept] == [(s.sid, s.text, s.ordinal) for s in fresh]
+    assert [(s.sid, s.read) for s in again] == [(s.sid, s.read) for s in kept]
+    assert seen == []  # nothing parsed the second time
+    assert not any("send my boss" in s.text for s in kept)
+    q = nlp.parse("where did I go in 2019?")
+    v = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    vecs = np.eye(len(kept), 384, dtype=np.float32)
+    assert np.array_equal(answer_select.feature_matrix(q, v, kept, vecs), answer_select.feature_matrix(q, v, fresh, vecs))
+    assert np.array_equal(answer_select.support_mask(q, kept, answers._expand),
+                          [answer_select.supports(q, s, answers._expand) for s in fresh])
