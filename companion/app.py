@@ -222,6 +222,7 @@ def serve(settings: Settings, block: bool = True):
     from companion import warmup
 
     log.info("warmed before ready: %s", warmup.warm(settings, store))
+    warmup.read_ahead(store, warmup.recent_participants(store))  # their recall readings, in the background
     scheduler = schedule_jobs(settings, store)
     demo = build(settings, store, scheduler)
     demo.queue(default_concurrency_limit=8)

@@ -8,6 +8,11 @@ gate, retriever and policy; the model is asked only when it runs in this process
 `local/...`; a remote model is never called at start, its own latency is its own). Then it loads
 the indexes of the participants who wrote most recently (one bulk read each, see
 memory/indexes.py), so their next turn does not either.
+
+`read_ahead` reads, on a background thread, what a participant's next recall question reads of
+their latest messages (memory.answers.prefetch): `serve` starts it after "ready" for the same
+recent participants, and signing in starts it for the one who signed in, so that the first recall
+question after a restart does not parse and embed 200 messages inside its turn.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
 import time
 
 from companion import gateway
@@ -60,13 +66,53 @@ def warm(settings: Settings, store=None, participants: int = 20, days: int = 14)
 def warm_indexes(store, limit: int = 20, days: int = 14) -> int:
     """Load the BM25 and vector indexes of the `limit` participants with the latest messages
     (within `days`); returns how many."""
+    names = recent_participants(store, limit, days)
+    for p in names:
+        store.bm25.synced(p)
+        store.vectors.synced(p)
+    return len(names)
+
+
+_reading: set[str] = set()
+_reading_lock = threading.Lock()
+
+
+def read_ahead(store, participants) -> threading.Thread | None:
+    """Prefetch each participant's recall readings in turn on one daemon thread (one at a time per
+    participant: one already being read is skipped); returns the thread, or None when there is
+    nothing to read. A participant erased meanwhile leaves nothing kept: what was read is dropped
+    when they are gone at the end (their erasure drops what was kept before)."""
+    with _reading_lock:
+        todo = [p for p in dict.fromkeys(participants) if p not in _reading]
+        _reading.update(todo)
+    if not todo:
+        return None
+
+    def run():
+        from memory import answers, embeddings, nlp
+
+        for p in todo:
+            try:
+                answers.prefetch(store, p)
+                if store.conn.execute("SELECT 1 FROM participants WHERE participant=?", (p,)).fetchone() is None:
+                    nlp.forget()  # erased while it was read: drop what the read kept
+                    embeddings.default().clear_cache()
+            except Exception:  # a cache fill: the turn reads the same itself
+                log.exception("reading ahead for a participant failed; their next turn reads it itself")
+            finally:
+                with _reading_lock:
+                    _reading.discard(p)
+
+    t = threading.Thread(target=run, name="read-ahead", daemon=True)
+    t.start()
+    return t
+
+
+def recent_participants(store, limit: int = 20, days: int = 14) -> list[str]:
+    """The `limit` participants with the latest messages within `days`, latest first."""
     from datetime import datetime, timedelta, timezone
 
     since = (datetime.now(timezone.utc) - timedelta(days=days)).isoformat()
-    rows = store.conn.execute(
+    return [r["participant"] for r in store.conn.execute(
         "SELECT participant, MAX(ts) AS last FROM messages WHERE ts >= ? GROUP BY participant "
-        "ORDER BY last DESC LIMIT ?", (since, limit)).fetchall()
-    for r in rows:
-        store.bm25.synced(r["participant"])
-        store.vectors.synced(r["participant"])
-    return len(rows)
+        "ORDER BY last DESC LIMIT ?", (since, limit)).fetchall()]

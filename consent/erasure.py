@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from consent import audit, ledger
-from memory import limits
+from memory import embeddings, limits
 from memory import nlp
 from memory import messages as messages_mod
 from memory.store import Store, StoreError, has_table, tables_with_column
@@ -165,6 +165,8 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
     store.bm25.forget(participant)
     store.vectors.forget(participant)
     nlp.forget()  # parses kept in this process hold the participant's words (memory/nlp.py)
+    for embedder in {id(e): e for e in (store.vectors.embedder, embeddings.default())}.values():
+        embedder.clear_cache()  # so do the texts whose vectors an embedder remembers
     for hook in _FILE_HOOKS:
         for k, n in (hook(store, participant) or {}).items():
             result.files[k] = result.files.get(k, 0) + n

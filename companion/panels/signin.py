@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from companion import auth, gate
+from companion import auth, gate, warmup
 from companion.markup import text as as_text
 from companion.panels.chat import Chat, history
 from companion.panels.common import Shared, client_address
@@ -113,6 +113,7 @@ class SignIn:
 
     def enter_chat(self, sess: dict, participant: str, uid: str, note: str = ""):
         gate.sign_in(self.sh.store, sess, participant, uid)
+        warmup.read_ahead(self.sh.store, [participant])  # what their first recall question reads
         sess["pending"] = {}
         return (sess, *show("chat"), who_line(self.sh.store, participant, note), history(self.sh.store, participant),
                 "")
