@@ -206,17 +206,23 @@ def candidate_sentences(stated) -> list[Sentence]:
     return out
 
 
-def embed(texts: list[str]) -> np.ndarray:
+def embed(texts: list[str], known: dict | None = None) -> np.ndarray:
+    """all-MiniLM-L6-v2 vectors of `texts` (the shared embedder, which remembers recent texts);
+    `known`: text -> a vector the same embedder already made of that text (a stored message's)."""
     from memory import embeddings
 
-    return embeddings.default().encode(texts)
+    known = known or {}
+    todo = [t for t in texts if t not in known]
+    made = dict(zip(todo, embeddings.default().encode(todo))) if todo else {}
+    return np.array([known[t] if t in known else made[t] for t in texts], dtype=np.float32).reshape(len(texts), -1)
 
 
 def select(question: str, sents: list[Sentence], threshold: float | None = None, unread: bool = False,
-           expand=None) -> Selection:
+           expand=None, known: dict | None = None) -> Selection:
     """The best of the participant's candidate sentences for `question`, with its score and the
     threshold it must pass (`unread`: no reader read the question; its own threshold). `expand`:
-    words -> words of the same concept, for the support gate."""
+    words -> words of the same concept, for the support gate. `known`: vectors already made of
+    some sentences (`embed`)."""
     from memory import nlp
 
     m = model()
@@ -225,7 +231,7 @@ def select(question: str, sents: list[Sentence], threshold: float | None = None,
     if not sents:
         return Selection(0.0, threshold, None, 0)
     q_doc = nlp.parse(question)
-    vecs = embed([question] + [s.text for s in sents])
+    vecs = embed([question] + [s.text for s in sents], known)
     x = feature_matrix(q_doc, vecs[0], sents, vecs[1:])
     p = scores(x, m)
     p = np.where(support_mask(q_doc, sents, expand), p, 0.0)

@@ -856,7 +856,31 @@ def _asks_own_past(text: str) -> bool:
     return (t.endswith("?") or asks_recall(t)) and bool(_SELF_WORDS.search(t)) and past
 
 
-def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(), limit: int = 200) -> list[Candidate]:
+SELECTOR_LATEST = 200  # the participant's latest messages the selector always scores
+
+
+def prefetch(store, participant: str) -> int:
+    """Read ahead, outside any turn, what the participant's next recall question reads of their
+    latest SELECTOR_LATEST messages: the names they use (`known_names`), the selector's stated
+    sentences (`_selector_sentences`) and those sentences' vectors, each kept by text (memory.nlp's
+    readings, the shared embedder's cache) exactly as a turn would keep them. Without it the first
+    such question after a restart parses and embeds them all inside its turn (2 s here). Returns the
+    messages read. Reads nothing of anyone else's, stores nothing."""
+    from memory import answer_select
+
+    p = store.conn.execute("SELECT next_ordinal FROM participants WHERE participant=?", (participant,)).fetchone()
+    if p is None:
+        return 0
+    pool = selector_candidates(store, participant, p["next_ordinal"])
+    known_names([c.text for c in pool])
+    sents = _selector_sentences(pool)
+    if sents:
+        answer_select.embed([s.text for s in sents], _stored_vectors(store, participant, pool, sents))
+    return len(pool)
+
+
+def selector_candidates(store, participant: str, as_of: int, extra=(), cands=(),
+                        limit: int = SELECTOR_LATEST) -> list[Candidate]:
     """What the selector scores: the readers' candidates, what retrieval found and the recent
     window (`extra`), and the participant's latest `limit` messages before the bound."""
     seen: dict[str, Candidate] = {}
@@ -889,6 +913,22 @@ def _instruction(text, span=None) -> bool:
     return False
 
 
+def _stored_vectors(store, participant: str, pool: list[Candidate], sents) -> dict:
+    """sentence text -> its message's stored vector, for each candidate sentence that is its whole
+    message (most chat messages are one sentence): the vector index already holds it, made by the
+    same embedder the selector uses, so it is not embedded again. Nothing when the store's
+    embedder is another one (a benchmark's hash vectors)."""
+    from memory import embeddings
+
+    if store.vectors.embedder is not embeddings.default():
+        return {}
+    by_ord = {c.ordinal: c.text for c in pool}
+    whole = {s.ordinal: s.text for s in sents if s.text == by_ord.get(s.ordinal, "").strip()}
+    if not whole:
+        return {}
+    return {whole[o]: v for o, v in store.vectors.stored(participant, whole).items()}
+
+
 def _select(store, participant: str, as_of: int, question: str, extra, cands, now, unread: bool = False):
     """(reply or None, trace) from the answer-statement selector; None when it cannot run (fail safe:
     the caller says not told, or leaves the question to the model)."""
@@ -897,8 +937,8 @@ def _select(store, participant: str, as_of: int, question: str, extra, cands, no
     try:
         pool = selector_candidates(store, participant, as_of, extra, cands)
         sents = _selector_sentences(pool)
-        chosen = answer_select.select(question, sents,
-                                      unread=unread, expand=_expand)
+        chosen = answer_select.select(question, sents, unread=unread, expand=_expand,
+                                      known=_stored_vectors(store, participant, pool, sents))
     except Exception:  # no parser, no embedder: the rule readers' reply stands
         return None
     trace = chosen.public()

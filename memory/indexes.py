@@ -412,6 +412,18 @@ class VectorIndex(_Index):
     def delete(self, conn, ids: list[int]) -> None:
         conn.executemany("DELETE FROM message_vectors WHERE rowid=?", [(i,) for i in ids])
 
+    def stored(self, participant: str, ordinals) -> dict[int, np.ndarray]:
+        """The vectors the index holds for these of the participant's messages, by ordinal (copies;
+        an ordinal it does not hold is left out)."""
+        idx: _Dense = self.synced(participant)  # type: ignore[assignment]
+        with idx.lock:
+            have = idx.ordinals.view
+            want = np.fromiter(ordinals, dtype=np.int64)
+            pos = np.searchsorted(have, want)
+            ok = (pos < len(have)) & (have[np.minimum(pos, max(len(have) - 1, 0))] == want) if len(have) else \
+                np.zeros(len(want), dtype=bool)
+            return {int(o): idx.vectors.row(int(i)) for o, i in zip(want[ok], pos[ok])}
+
     def similarities(self, participant: str, query_vec: np.ndarray, as_of: int, exclude=()):
         idx: _Dense = self.synced(participant)  # type: ignore[assignment]
         with idx.lock:
