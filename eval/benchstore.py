@@ -8,12 +8,16 @@ Every ratio is measured in this one run, sides interleaved turn by turn (the mac
 a turn is timed until its reply is shown, and its work after the reply (the reply's vector) is
 settled before the next side is timed, so no side pays for another's background work:
 
-1. engine: echo turn p50 on PostgreSQL / on SQLite, same participant of `small` messages.
+1. engine: echo turn p50 on PostgreSQL / on SQLite, same participant of `small` messages (the
+   sides take turns going first: the second finds the first's parses kept, memory.nlp).
 2. many processes: turn p95 of 2 processes x 4 threads (8 participants at once) on one PostgreSQL
-   / turn p95 of 1 process with 1 participant.
+   / turn p95 of 1 process with 1 participant; back to back (every participant sends the next
+   message the moment a reply arrives: 8 turns of CPU on 2 cores), then with each participant
+   taking THINK_S seconds on average (seeded exponential) between a reply and their next message.
 3. cold start at `large` messages (per engine): the first query after a restart (a new Store:
    both indexes load, then the decision path) / reading the participant's vectors as one array.
-4. stalls at `large`: the slowest of N turns / their median (SQLite).
+4. stalls at `large`: the slowest of N turns / their median (SQLite); then the same N questions
+   again after what signing in reads ahead (memory.answers.prefetch), every cache dropped first.
 5. turn without generation: echo turn p50 / (the decision path's floor + one message embedding),
    at `small` messages, SQLite (the floor is bench recall's: query embedding, numpy top-10, BM25).
 6. first turn after ready: a fresh process runs companion.warmup.warm (what `serve` does before
@@ -38,6 +42,9 @@ import click
 import numpy as np
 
 from eval import benchrecall
+
+
+THINK_S = 2.0  # phase 2's second run: mean seconds a participant takes between a reply and their next message
 
 
 def _pct(xs, q):
@@ -135,8 +142,11 @@ def first_turn_child(home: str, turns: int) -> dict:
 # ---------------------------------------------------------------- 2: many processes
 
 
-def load_child(url: str, home: str, names: list[str], turns: int) -> dict:
-    """Run in a child process: one thread per participant, `turns` echo turns each."""
+def load_child(url: str, home: str, names: list[str], turns: int, think_s: float = 0.0) -> dict:
+    """Run in a child process: one thread per participant, `turns` echo turns each; between a
+    reply and their next message each participant waits a seeded exponential time of mean
+    `think_s` (0: back to back)."""
+    import random
     import threading
 
     from memory import embeddings
@@ -150,8 +160,13 @@ def load_child(url: str, home: str, names: list[str], turns: int) -> dict:
     start = threading.Barrier(len(names))
 
     def run(n):
+        rng = random.Random(f"think:{n}")
         start.wait()
-        out[n] = [_turn_ms(store, n, f"{n} says number {k} about the garden", settings) for k in range(turns)]
+        out[n] = []
+        for k in range(turns):
+            if think_s and k:
+                time.sleep(rng.expovariate(1.0 / think_s))
+            out[n].append(_turn_ms(store, n, f"{n} says number {k} about the garden", settings))
 
     ts = [threading.Thread(target=run, args=(n,)) for n in names]
     for t in ts:
@@ -212,12 +227,16 @@ def run(database: str | None, small: int, large: int, turns: int, progress=print
         lite_ms, pg_ms, floor_ms, embed_ms = [], [], [], []
         as_of = None
         for i, q in enumerate(qs):
-            real.clear_cache()
-            a = _turn_ms(lite, "small", q, settings)
-            lite.settle()  # its reply's vector (off the reply path) is not timed against the next side
-            real.clear_cache()
-            b = _turn_ms(pg, "small", q + " ", settings)
-            pg.settle()
+            # Both stores hold the same conversation and this process keeps parses by text
+            # (memory.nlp): the side that goes first reads a turn's candidate statements for the
+            # first time and the other finds them kept, so the sides take turns going first.
+            sides = [(lite, q), (pg, q + " ")]
+            took = {}
+            for s, text in (sides if i % 2 == 0 else sides[::-1]):
+                real.clear_cache()
+                took[id(s)] = _turn_ms(s, "small", text, settings)
+                s.settle()  # its reply's vector (off the reply path) is not timed against the next side
+            a, b = took[id(lite)], took[id(pg)]
             real.clear_cache()
             as_of = lite.conn.execute("SELECT next_ordinal FROM participants WHERE participant='small'").fetchone()[0]
             matrix = lite.vectors.synced("small").vectors.view
@@ -245,22 +264,24 @@ def run(database: str | None, small: int, large: int, turns: int, progress=print
             _participant(pg, n, benchrecall.conversation(1000, seed=hash(n) % 1000), hashed)
             _consent(pg, n)
         one = _child("load_child", database, str(tmp / "c0"), ["load0"], turns)
-        many = {}
-        procs = [subprocess.Popen([sys.executable, "-c",
-                                   "import json, sys; from eval import benchstore as b; "
-                                   "print('RESULT ' + json.dumps(b.load_child(*json.loads(sys.argv[1]))))",
-                                   json.dumps([database, str(tmp / f"c{k + 1}"), names[4 * k: 4 * k + 4], turns])],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
-        for k, p in enumerate(procs):
-            so, se = p.communicate(timeout=3600)
-            line = [x for x in so.splitlines() if x.startswith("RESULT ")]
-            if not line:
-                raise RuntimeError(se[-2000:])
-            many[k] = json.loads(line[-1][7:])["ms"]
-        allm = many[0] + many[1]
-        out["many_processes"] = {"one_p95_ms": _pct(one["ms"], 95), "many_p95_ms": _pct(allm, 95),
-                                 "ratio_p95": _pct(allm, 95) / _pct(one["ms"], 95),
-                                 "n_one": len(one["ms"]), "n_many": len(allm)}
+        for key, think in (("many_processes", 0.0), ("many_processes_thinking", THINK_S)):
+            many = {}
+            procs = [subprocess.Popen([sys.executable, "-c",
+                                       "import json, sys; from eval import benchstore as b; "
+                                       "print('RESULT ' + json.dumps(b.load_child(*json.loads(sys.argv[1]))))",
+                                       json.dumps([database, str(tmp / f"c{k + 1}"), names[4 * k: 4 * k + 4], turns,
+                                                   think])],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+            for k, p in enumerate(procs):
+                so, se = p.communicate(timeout=3600)
+                line = [x for x in so.splitlines() if x.startswith("RESULT ")]
+                if not line:
+                    raise RuntimeError(se[-2000:])
+                many[k] = json.loads(line[-1][7:])["ms"]
+            allm = many[0] + many[1]
+            out[key] = {"one_p95_ms": _pct(one["ms"], 95), "many_p95_ms": _pct(allm, 95),
+                        "ratio_p95": _pct(allm, 95) / _pct(one["ms"], 95), "think_s": think,
+                        "n_one": len(one["ms"]), "n_many": len(allm)}
         # 3 and 4: the large participant, on both engines
         progress(f"3, 4: {large} messages per engine (hash vectors), cold start and stalls")
         big = benchrecall.conversation(large, seed=5)
@@ -283,10 +304,24 @@ def run(database: str | None, small: int, large: int, turns: int, progress=print
             out["cold_start"][label] = {"first_query_s": first_s, "read_vectors_s": read_s,
                                         "ratio": first_s / read_s}
             if label == "sqlite":
-                stall = [_turn_ms(fresh, "large", q, settings.model_copy(update={"retries": 0}))
-                         for q in benchrecall.queries(turns, 9, set())]
+                from memory import answers, nlp
+
+                quiet = settings.model_copy(update={"retries": 0})
+                stall_qs = benchrecall.queries(turns, 9, set())
+                stall = [_turn_ms(fresh, "large", q, quiet) for q in stall_qs]
                 out["stalls"] = {"median_ms": statistics.median(stall), "max_ms": max(stall),
                                  "ratio_max_median": max(stall) / statistics.median(stall), "n": len(stall)}
+                # the same questions again after what signing in reads ahead (companion.warmup.read_ahead),
+                # every kept parse, reading and remembered vector dropped first
+                nlp.forget()
+                embeddings.default().clear_cache()
+                t = time.perf_counter()
+                answers.prefetch(fresh, "large")
+                ahead_s = time.perf_counter() - t
+                stall = [_turn_ms(fresh, "large", q, quiet) for q in stall_qs]
+                out["stalls_signed_in"] = {"median_ms": statistics.median(stall), "max_ms": max(stall),
+                                           "ratio_max_median": max(stall) / statistics.median(stall),
+                                           "n": len(stall), "read_ahead_s": ahead_s}
             fresh.close()
         # 6: a fresh process
         progress("6: first turn after ready, in a fresh process")
@@ -309,13 +344,24 @@ def render(r: dict) -> str:
              f"1 engine: echo turn p50 PostgreSQL {e['postgres_p50_ms']:.1f} ms / SQLite {e['sqlite_p50_ms']:.1f} ms "
              f"= {e['ratio_p50']:.2f}x (goal <= 1.5, n={e['n']} each)",
              f"2 processes: p95 of 2 processes x 4 participants {m['many_p95_ms']:.1f} ms / 1 process x 1 participant "
-             f"{m['one_p95_ms']:.1f} ms = {m['ratio_p95']:.2f}x (goal <= 2, n={m['n_many']} / {m['n_one']})"]
+             f"{m['one_p95_ms']:.1f} ms = {m['ratio_p95']:.2f}x (goal <= 2, n={m['n_many']} / {m['n_one']}; "
+             f"back to back: 8 turns at once on 2 cores, so at least 4x when a turn is all CPU)"]
+    if "many_processes_thinking" in r:
+        t = r["many_processes_thinking"]
+        lines.append(f"2 the same, each participant taking {t['think_s']:.0f} s on average (exponential) before the next "
+                     f"message: p95 {t['many_p95_ms']:.1f} ms / {t['one_p95_ms']:.1f} ms = {t['ratio_p95']:.2f}x "
+                     f"(n={t['n_many']} / {t['n_one']})")
     for label, c in r["cold_start"].items():
         lines.append(f"3 cold start {label}: first query {c['first_query_s']:.2f} s / vectors read as one array "
                      f"{c['read_vectors_s']:.2f} s = {c['ratio']:.2f}x (goal <= 2, at {r['large']} messages)")
     s = r["stalls"]
     lines += [f"4 stalls at {r['large']}: slowest turn {s['max_ms']:.1f} ms / median {s['median_ms']:.1f} ms = "
-              f"{s['ratio_max_median']:.2f}x (goal <= 3, n={s['n']})",
+              f"{s['ratio_max_median']:.2f}x (goal <= 3, n={s['n']})"]
+    if "stalls_signed_in" in r:
+        a = r["stalls_signed_in"]
+        lines.append(f"4 the same after reading ahead at sign-in ({a['read_ahead_s']:.1f} s, off any turn): slowest "
+                     f"{a['max_ms']:.1f} ms / median {a['median_ms']:.1f} ms = {a['ratio_max_median']:.2f}x (n={a['n']})")
+    lines += [
               f"5 no generation: echo turn p50 {g['turn_p50_ms']:.1f} ms / (floor {g['floor_p50_ms']:.1f} + one "
               f"embedding {g['embed_p50_ms']:.1f}) ms = {g['ratio_p50']:.2f}x (goal <= 1.3, n={g['n']})",
               f"6 first turn after ready: {f['first_ms']:.1f} ms / later median {f['later_median_ms']:.1f} ms = "
