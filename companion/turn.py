@@ -24,7 +24,7 @@ from typing import Callable
 from companion import actions, gateway, prompts, toolprobe, trials
 from companion.settings import Settings
 from consent import records as consent
-from memory import answers, derived, filememory, grounding, ix_state, messages, registry, traces
+from memory import answers, derived, filememory, grounding, ix_state, messages, nlp, parses, registry, traces
 from memory.context import TurnContext, TurnTime
 from memory.gates import Decision
 from memory.messages import Message
@@ -81,6 +81,17 @@ def turn(
     at: datetime | None = None,
     extra: dict | None = None,
 ) -> TurnResult:
+    # every parse of this turn reads the participant's stored parses first, and the messages of
+    # theirs it parses afresh are stored after the reply (memory.parses)
+    reading = parses.Reading(store, participant)
+    with nlp.source(reading):
+        result = _turn(store, participant, text, context, settings, on_token, at, extra)
+    reading.store_later()
+    return result
+
+
+def _turn(store: Store, participant: str, text: str, context: str, settings: Settings | None,
+          on_token, at: datetime | None, extra: dict | None) -> TurnResult:
     settings = settings or Settings()
     if context not in messages.CONTEXTS:
         raise ValueError(f"context must be one of {messages.CONTEXTS}, got {context!r}")

@@ -13,7 +13,7 @@ import json
 from datetime import datetime, timezone
 
 from consent import audit, erasure, records
-from memory import feedback, messages, participants, traces
+from memory import feedback, messages, parses, participants, traces
 from memory.store import Store, StoreError
 
 FORMAT = "companion-participant-data"
@@ -68,7 +68,9 @@ def download(store: Store, participant: str) -> dict:
     except Exception:  # sqlite-vec not loadable here
         n = None
     out["message_vectors"] = {"count": n, "note": "one 384-number embedding per message, derived from its text"}
-    shaped = {"participants", "consent_records", "messages", "traces", "feedback"}
+    n = conn.execute(f"SELECT count(*) FROM {parses.TABLE} WHERE participant=?", (participant,)).fetchone()[0]
+    out[parses.TABLE] = {"count": n, "note": parses.NOTE}
+    shaped = {"participants", "consent_records", "messages", "traces", "feedback", parses.TABLE}
     other = {}
     for table in erasure.participant_tables(conn):
         if table in shaped:

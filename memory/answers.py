@@ -866,16 +866,19 @@ def prefetch(store, participant: str) -> int:
     readings, the shared embedder's cache) exactly as a turn would keep them. Without it the first
     such question after a restart parses and embeds them all inside its turn (2 s here). Returns the
     messages read. Reads nothing of anyone else's, stores nothing."""
-    from memory import answer_select
+    from memory import answer_select, parses
 
     p = store.conn.execute("SELECT next_ordinal FROM participants WHERE participant=?", (participant,)).fetchone()
     if p is None:
         return 0
-    pool = selector_candidates(store, participant, p["next_ordinal"])
-    known_names([c.text for c in pool])
-    sents = _selector_sentences(pool)
-    if sents:
-        answer_select.embed([s.text for s in sents], _stored_vectors(store, participant, pool, sents))
+    reading = parses.Reading(store, participant)  # their stored parses, as a turn reads them
+    with nlp.source(reading):
+        pool = selector_candidates(store, participant, p["next_ordinal"])
+        known_names([c.text for c in pool])
+        sents = _selector_sentences(pool)
+        if sents:
+            answer_select.embed([s.text for s in sents], _stored_vectors(store, participant, pool, sents))
+    reading.store_later()
     return len(pool)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timezone
 
-from memory import keys
+from memory import keys, parses
 from memory.store import Store, StoreError
 
 SENDERS = ("user", "companion")
@@ -231,6 +231,7 @@ def delete(store: Store, participant: str, dayid: str) -> Message:
         if r is None:
             raise StoreError(f"no message {dayid} for participant {participant!r}")
         msg = _row(r)
+        parses.delete(conn, [msg.id])  # its stored parse (memory.parses) goes with it
         conn.execute("DELETE FROM messages WHERE id=?", (msg.id,))
         for ix in store.indexes:
             ix.delete(conn, [msg.id])

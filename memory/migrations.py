@@ -653,6 +653,15 @@ def baseline(conn) -> list[str]:
     return ["baseline"]
 
 
+@migration
+def m020_message_parses(conn):
+    """Each of a participant's messages parsed once and kept (memory.parses): the recall readers
+    read a statement's parse instead of parsing it again in every turn it is a candidate in."""
+    from memory import schema
+
+    add_table(conn, schema.message_parses)
+
+
 def add_table(conn, table) -> None:
     """A portable migration step: create a memory/schema.py table (and its indexes) as it is
     defined there, on either engine."""

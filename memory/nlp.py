@@ -43,6 +43,7 @@ a statement sharing none of the question's words is never parsed). Kept like the
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections import OrderedDict
@@ -60,6 +61,7 @@ _readings: OrderedDict = OrderedDict()  # (name, text) -> fn(doc), kept for the 
 _forms: OrderedDict = OrderedDict()  # text -> forms(text), kept for the pipeline in _owner
 _owner: list = [None]  # the pipeline the kept parses and readings came from
 _enabled = [os.environ.get("COMPANION_PARSE_CACHE", "1").strip().lower() not in ("0", "false", "off", "no")]
+_source: contextvars.ContextVar = contextvars.ContextVar("parse_source", default=None)
 
 
 class NlpUnavailable(RuntimeError):
@@ -151,6 +153,35 @@ def _keep(pipe, made: dict) -> None:
             kept.popitem(last=False)
 
 
+@contextmanager
+def source(src):
+    """Inside the block (on this thread), a parse not kept in memory is asked of `src` first
+    (`src.find(pipe, texts)`: text -> Doc; memory.parses, the participant's stored parses) and
+    every parse made afresh is told to it (`src.made(pipe, docs)`), when keeping is on."""
+    token = _source.set(src)
+    try:
+        yield src
+    finally:
+        _source.reset(token)
+
+
+def _stored(pipe, todo: list[str]) -> dict:
+    """text -> Doc from the current source (kept in memory too), for the texts it holds."""
+    src = _source.get()
+    if src is None or not todo:
+        return {}
+    got = src.find(pipe, todo)
+    if got:
+        _keep(pipe, got)
+    return got
+
+
+def _made(pipe, made: dict) -> None:
+    src = _source.get()
+    if src is not None and made:
+        src.made(pipe, made)
+
+
 def parse(text: str):
     """A spaCy Doc of `text` (tagger, parser, NER): the caller's own (a kept parse is copied)."""
     pipe = nlp()
@@ -159,8 +190,12 @@ def parse(text: str):
     hit = _lookup(pipe, (text,)).get(text)
     if hit is not None:
         return hit.copy()
+    hit = _stored(pipe, [text]).get(text)
+    if hit is not None:
+        return hit
     doc = pipe(text)
     _keep(pipe, {text: doc})
+    _made(pipe, {text: doc})
     return doc
 
 
@@ -172,15 +207,18 @@ def parse_many(texts, batch_size: int = 64):
         return list(pipe.pipe(texts, batch_size=batch_size))
     found = _lookup(pipe, dict.fromkeys(texts))
     todo = [t for t in dict.fromkeys(texts) if t not in found]
+    found.update(_stored(pipe, todo))
+    todo = [t for t in todo if t not in found]
     made = dict(zip(todo, pipe.pipe(todo, batch_size=batch_size)))
     _keep(pipe, made)
+    _made(pipe, made)
     out, handed = [], set()
     for t in texts:
         if t in made and t not in handed:  # a fresh parse goes to its first asker as made
             out.append(made[t])
             handed.add(t)
         else:
-            out.append((made.get(t) or found[t]).copy())
+            out.append((made[t] if t in made else found[t]).copy())
     return out
 
 

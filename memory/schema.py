@@ -120,6 +120,14 @@ message_vectors = Table(
     info={"virtual_on_sqlite": True},
 )
 
+message_parses = Table(  # m020: a participant's message as parsed once (memory.parses), deleted with it
+    "message_parses", metadata,
+    Column("message_id", INT, ForeignKey("messages.id", ondelete="CASCADE"), nullable=False),
+    _who(), _text("sha"), _text("model"), Column("doc", LargeBinary, nullable=False),
+    PrimaryKeyConstraint("message_id", "sha"),
+    Index("message_parses_by_participant", "participant", "sha"),
+)
+
 trials = Table(
     "trials", metadata,
     _who(primary_key=True), _text("mode"), _text("arms"), _int("seed", True), _int("turns", default="0"),
