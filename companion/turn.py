@@ -23,6 +23,7 @@ from typing import Callable
 
 from companion import actions, gateway, prompts, toolprobe, trials
 from companion.settings import Settings
+from consent import erasure
 from consent import records as consent
 from memory import answers, derived, filememory, grounding, ix_state, messages, nlp, parses, registry, traces
 from memory.context import TurnContext, TurnTime
@@ -102,6 +103,7 @@ def _turn(store: Store, participant: str, text: str, context: str, settings: Set
 
     # 1 consent (after the previous turn's work off its reply path is committed: see finish)
     store.settle(participant)
+    erasure.forget_erased_elsewhere(store)  # someone erased by another process: drop their words kept here
     state = consent.status(store, participant)
     clock.lap("consent")
     if not state.accepted:

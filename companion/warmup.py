@@ -25,6 +25,7 @@ import time
 
 from companion import gateway
 from companion.settings import Settings
+from consent import erasure
 
 log = logging.getLogger(__name__)
 IN_PROCESS = ("echo/", "local/")
@@ -87,6 +88,7 @@ def read_ahead(store, participants) -> threading.Thread | None:
         _reading.update(todo)
     if not todo:
         return None
+    erasure.forget_erased_elsewhere(store)  # an erasure after this is seen by the next turn
 
     def run():
         from memory import answers, embeddings, nlp

@@ -103,6 +103,37 @@ class Erasure:
                 "message": self.message()}
 
 
+def drop_kept_words(store: Store) -> None:
+    """Drop what this process keeps by text: parses, readings and word forms (memory.nlp) and the
+    texts whose vectors its embedders remember. They hold every participant's words."""
+    nlp.forget()
+    for embedder in {id(e): e for e in (store.vectors.embedder, embeddings.default())}.values():
+        embedder.clear_cache()
+
+
+_erasures_seen: dict[str, int] = {}  # database -> the latest erasure this process has acted on
+
+
+def erasures_seen(store: Store) -> int:
+    """The id of the latest erasure recorded in this database (0: none yet), remembered as acted on."""
+    last = store.conn.execute("SELECT max(id) FROM consent_events WHERE event='erased'").fetchone()[0] or 0
+    _erasures_seen[store.where] = last
+    return last
+
+
+def forget_erased_elsewhere(store: Store) -> bool:
+    """Called before a turn reads anything: when an erasure was recorded in this database since this
+    process last looked (another `serve` process, or the CLI, erased someone), drop what this process
+    keeps by text (`drop_kept_words`), so no copy of the erased participant's words outlives their
+    withdrawal here either. One indexed-size query per turn; True when it dropped."""
+    before = _erasures_seen.get(store.where)
+    last = erasures_seen(store)
+    if before is None or last == before:  # the first look (serve looks before it reads ahead) or no news
+        return False
+    drop_kept_words(store)
+    return True
+
+
 def participant_tables(conn) -> list[str]:
     """Ordinary tables with a `participant` column, `participants` last (found from the schema
     at run time, on either engine)."""
@@ -164,9 +195,8 @@ def erase(store: Store, participant: str, vacuum: bool = True) -> Erasure:
             conn.execute(f"PRAGMA secure_delete={int(prior)}")
     store.bm25.forget(participant)
     store.vectors.forget(participant)
-    nlp.forget()  # parses kept in this process hold the participant's words (memory/nlp.py)
-    for embedder in {id(e): e for e in (store.vectors.embedder, embeddings.default())}.values():
-        embedder.clear_cache()  # so do the texts whose vectors an embedder remembers
+    drop_kept_words(store)
+    erasures_seen(store)
     for hook in _FILE_HOOKS:
         for k, n in (hook(store, participant) or {}).items():
             result.files[k] = result.files.get(k, 0) + n

@@ -5,6 +5,7 @@ their words. Counts of parses and cache contents, never times."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -127,3 +128,30 @@ def test_signing_in_reads_ahead_for_the_participant(serve_app, monkeypatch):
         for _, t in started:
             t.join(120)
         assert told in nlp.kept_texts()  # read before their first question, not inside its turn
+
+
+def test_an_erasure_by_another_process_drops_the_words_this_process_keeps(home, settings):
+    # two processes on one data directory: this one keeps Zoe's words by text (parses, vectors);
+    # the CLI, another process, withdraws her; this process's next turn (anyone's) drops them
+    import os
+    import subprocess
+    import sys
+
+    s = Store(home)
+    records.accept(s, "zoe", tz="UTC")
+    records.accept(s, "bo", tz="UTC")
+    emb = embeddings.default()
+    with nlp.keeping(True):
+        turn(s, "bo", "hello there", settings=settings)  # this process has looked at the erasures
+        turn(s, "zoe", "my canary-word diary is green", settings=settings)
+        s.settle()
+        assert any("canary-word" in t for t in nlp.kept_texts()) and any("canary-word" in t for t in emb._cache)
+        env = {**os.environ, "COMPANION_HOME": str(home)}
+        r = subprocess.run([str(Path(sys.executable).with_name("companion")), "consent", "withdraw", "--participant", "zoe", "--yes"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert any("canary-word" in t for t in nlp.kept_texts())  # still here: nothing told this process yet
+        turn(s, "bo", "what a day", settings=settings)
+        assert not any("canary-word" in t for t in nlp.kept_texts())
+        assert not any("canary-word" in t for t in emb._cache)
+    s.close()
