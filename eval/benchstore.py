@@ -8,8 +8,9 @@ Every ratio is measured in this one run, sides interleaved turn by turn (the mac
 a turn is timed until its reply is shown, and its work after the reply (the reply's vector) is
 settled before the next side is timed, so no side pays for another's background work:
 
-1. engine: echo turn p50 on PostgreSQL / on SQLite, same participant of `small` messages (the
-   sides take turns going first: the second finds the first's parses kept, memory.nlp).
+1. engine: echo turn p50 on PostgreSQL / on SQLite, same participant of `small` messages, each
+   engine in a process of its own (nothing kept by text is shared: memory.nlp, the embedder's
+   cache), the same question to each in turn, the order alternating.
 2. many processes: turn p95 of 2 processes x 4 threads (8 participants at once) on one PostgreSQL
    / turn p95 of 1 process with 1 participant; back to back (every participant sends the next
    message the moment a reply arrives: 8 turns of CPU on 2 cores), then with each participant
@@ -119,6 +120,62 @@ def _consent(store, name):
     records.accept(store, name, tz="UTC")
 
 
+# ---------------------------------------------------------------- 1 and 5: one process per engine
+
+
+def side_child(home: str, database: str) -> None:
+    """Run in a child process: one store (`database`: "sqlite" or a URL) of the `small`
+    participant, driven from stdin one JSON command a line ({"turn": text} or {"floor": text});
+    each answered with one line "RESULT {...}" on stdout. Nothing is shared with the other side:
+    its parses, readings and remembered vectors are its own, as in a process of its own."""
+    from companion import warmup
+    from memory.store import Store
+
+    store = Store(home, database=database)
+    settings = _settings(home)
+    warmup.warm(settings)
+    print("RESULT {}", flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if "turn" in cmd:
+            ms = _turn_ms(store, "small", cmd["turn"], settings)
+            store.settle()  # its reply's vector (off the reply path) is not timed against the next side
+            out = {"ms": ms}
+        else:
+            text = cmd["floor"]
+            as_of = store.conn.execute("SELECT next_ordinal FROM participants WHERE participant='small'").fetchone()[0]
+            matrix = store.vectors.synced("small").vectors.view
+            f = benchrecall.floor(store, "small", text + "  ", matrix, as_of)
+            t = time.perf_counter()
+            store.vectors.embedder.encode_one(text + "   ")  # a text not yet embedded: no remembered vector
+            out = {"floor_ms": f["total"] * 1000, "embed_ms": (time.perf_counter() - t) * 1000}
+        print("RESULT " + json.dumps(out), flush=True)
+    store.close()
+
+
+class _Side:
+    def __init__(self, home, database):
+        code = "import sys; from eval import benchstore as b; b.side_child(sys.argv[1], sys.argv[2])"
+        self.p = subprocess.Popen([sys.executable, "-c", code, str(home), database], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        self._read()
+
+    def _read(self) -> dict:
+        for line in self.p.stdout:
+            if line.startswith("RESULT "):
+                return json.loads(line[7:])
+        raise RuntimeError(f"a bench side exited ({self.p.wait()})")
+
+    def ask(self, **cmd) -> dict:
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        return self._read()
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=600)
+
+
 # ---------------------------------------------------------------- 6: a fresh process
 
 
@@ -224,34 +281,28 @@ def run(database: str | None, small: int, large: int, turns: int, progress=print
             _participant(s, "small", rows, table)
             _consent(s, "small")
         qs = benchrecall.queries(turns + 5, 3, {r["text"] for r in rows})
-        # 1 and 5: echo turns on both engines, interleaved; the floor on SQLite
+        # 1 and 5: echo turns on both engines, each in a process of its own, interleaved turn by
+        # turn; the floor on SQLite
         progress("1, 5: echo turns on SQLite and PostgreSQL at the small size, and the floor")
+        lite.close()
+        pg.close()
+        sides = {"lite": _Side(tmp / "lite", "sqlite"), "pg": _Side(tmp / "pg-home", database)}
         lite_ms, pg_ms, floor_ms, embed_ms = [], [], [], []
-        as_of = None
-        for i, q in enumerate(qs):
-            # Both stores hold the same conversation and this process keeps parses by text
-            # (memory.nlp): the side that goes first reads a turn's candidate statements for the
-            # first time and the other finds them kept, so the sides take turns going first.
-            sides = [(lite, q), (pg, q + " ")]
-            took = {}
-            for s, text in (sides if i % 2 == 0 else sides[::-1]):
-                real.clear_cache()
-                took[id(s)] = _turn_ms(s, "small", text, settings)
-                s.settle()  # its reply's vector (off the reply path) is not timed against the next side
-            a, b = took[id(lite)], took[id(pg)]
-            real.clear_cache()
-            as_of = lite.conn.execute("SELECT next_ordinal FROM participants WHERE participant='small'").fetchone()[0]
-            matrix = lite.vectors.synced("small").vectors.view
-            f = benchrecall.floor(lite, "small", q + "  ", matrix, as_of)
-            real.clear_cache()
-            t = time.perf_counter()
-            real.encode_one(q + "   ")
-            e = (time.perf_counter() - t) * 1000
-            if i >= 5:
-                lite_ms.append(a)
-                pg_ms.append(b)
-                floor_ms.append(f["total"] * 1000)
-                embed_ms.append(e)
+        try:
+            for i, q in enumerate(qs):
+                order = ("lite", "pg") if i % 2 == 0 else ("pg", "lite")
+                took = {k: sides[k].ask(turn=q)["ms"] for k in order}
+                f = sides["lite"].ask(floor=q)
+                if i >= 5:
+                    lite_ms.append(took["lite"])
+                    pg_ms.append(took["pg"])
+                    floor_ms.append(f["floor_ms"])
+                    embed_ms.append(f["embed_ms"])
+        finally:
+            for side in sides.values():
+                side.close()
+        lite = Store(tmp / "lite", database="sqlite")
+        pg = Store(tmp / "pg-home", database=database)
         out["engine"] = {"sqlite_p50_ms": _pct(lite_ms, 50), "postgres_p50_ms": _pct(pg_ms, 50),
                          "ratio_p50": _pct(pg_ms, 50) / _pct(lite_ms, 50), "n": len(lite_ms)}
         base = _pct(floor_ms, 50) + _pct(embed_ms, 50)
