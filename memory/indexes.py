@@ -132,7 +132,11 @@ class _ParticipantIndex:
         self.ordinals = _Grow(np.int64)
 
     def reset(self, epoch: int) -> None:
+        """Empty, for a reload; called with `lock` held, which stays the same object (a new lock
+        would let another thread into the load this one is doing)."""
+        lock = self.lock
         self.__init__()
+        self.lock = lock
         self.epoch = epoch
 
     def add(self, participant: str, rows, ordinals: np.ndarray) -> None:  # rows: (id, ordinal, text)

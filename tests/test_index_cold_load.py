@@ -152,3 +152,44 @@ def test_a_cold_load_gives_exactly_what_the_incremental_index_gives(home):
     _same_index(warm, cold, "ana")
     for s in (warm, cold):
         s.close()
+
+
+def test_a_reload_keeps_the_lock_it_is_done_under(home):
+    """`reset` runs under the participant index's lock: it must not swap in a new lock, or a second
+    thread would take the new one and load the same rows into the index beside the first."""
+    for ix in (indexes._Lexical(), indexes._Dense(fetch=lambda *a: None)):
+        lock = ix.lock
+        with ix.lock:
+            ix.reset(3)
+        assert ix.lock is lock and ix.epoch == 3 and ix.next_ordinal == 1
+
+
+@pytest.mark.both_backends
+def test_threads_loading_one_participant_at_once_load_it_once(home):
+    import threading
+
+    from memory.embeddings import HashEmbedder
+
+    warm = Store(home)
+    warm.vectors.embedder = HashEmbedder()
+    records.accept(warm, "ana", tz="Europe/Berlin")
+    messages.append_many(warm, "ana", _odd_rows(0, 2 * indexes.BULK))
+    warm.close()
+    for _ in range(3):
+        cold = Store(home)
+        barrier = threading.Barrier(4)
+
+        def load(ix):
+            barrier.wait()
+            ix.synced("ana")
+
+        ts = [threading.Thread(target=load, args=(ix,)) for ix in (cold.bm25, cold.vectors) * 2]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        for ix in (cold.bm25, cold.vectors):
+            assert ix.synced("ana").ordinals.view.tolist() == list(range(1, 2 * indexes.BULK + 1))
+        assert cold.vectors.synced("ana").vectors.n == 2 * indexes.BULK
+        assert len(cold.bm25.synced("ana").doc_len.view) == 2 * indexes.BULK
+        cold.close()
