@@ -10,10 +10,13 @@ bound too, so not even a later message's words leak into a score.
 
 Dense vectors are persisted in `message_vectors` (sqlite-vec on SQLite, pgvector on PostgreSQL)
 in the same transaction as their message; BM25 is rebuilt from text on start and needs no table
-of its own. A cold load reads a participant's rows in bulk: one query for the texts, one for the
-vectors (as one array, `store.read_vectors`), and BM25's postings are built with numpy from all
-texts at once. The vector buffer grows by chunks, never by copying what it holds, so no turn
-pays for a copy of the whole matrix.
+of its own. A cold load (BULK or more new ordinals: a restart, a deletion) reads a participant's
+rows in bulk, with no Python object per message: BM25 one row of two aggregates (the ordinals as
+text, the texts joined by SEP), tokenized in pieces and counted with numpy; the vector index the
+ordinals the same way and the vectors as one array (`store.read_vectors`). The first index asked
+starts the other's load on the store's loader thread (`_load_sibling`), so the first query after
+a restart waits for the slower of the two loads rather than their sum. The vector buffer grows
+by chunks, never by copying what it holds, so no turn pays for a copy of the whole matrix.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 
 import numpy as np
 
@@ -31,6 +35,7 @@ K1, B = 1.5, 0.75
 BULK = 256  # rows synced at once from which an index loads in bulk (one aggregate query, numpy)
 SEP = "\x1f"  # joins the texts of a bulk read (not a word character: it ends a document's last token)
 _WORD_OR_SEP = re.compile(WORD.pattern + "|" + SEP, WORD.flags)
+CHUNK = 32_768  # characters a bulk load tokenizes between two hand-overs of the GIL (about 1 ms)
 
 
 class _Grow:
@@ -156,7 +161,7 @@ class _Index:
     def _new(self) -> _ParticipantIndex:
         raise NotImplementedError
 
-    def synced(self, participant: str) -> _ParticipantIndex:
+    def synced(self, participant: str, sibling: bool = True) -> _ParticipantIndex:
         idx = self._parts.get(participant)
         if idx is None:
             with self._lock:
@@ -165,6 +170,9 @@ class _Index:
         p = conn.execute(
             "SELECT next_ordinal, index_epoch FROM participants WHERE participant=?", (participant,)
         ).fetchone()
+        if sibling and p is not None and not conn.in_transaction and \
+                p["next_ordinal"] - (1 if p["index_epoch"] != idx.epoch else idx.next_ordinal) >= BULK:
+            self._load_sibling(participant)
         with idx.lock:
             if p is None:
                 idx.reset(-1)
@@ -208,9 +216,26 @@ class _Index:
         ordinals = np.fromstring(r[0], dtype=np.int64, sep=",")
         return ordinals, (r[1] if self.BULK_TEXT else None)
 
+    def _load_sibling(self, participant: str) -> None:
+        """A cold load (a restart, a deletion): the store's other index loads the same participant
+        at the same time, on the store's loader thread (its reads wait on the database with the GIL
+        released while this one tokenizes), so the first query waits for the slower of the two
+        loads, not their sum. Only outside a transaction (the loader's connection could not see
+        the caller's uncommitted rows); a load there that would have to embed a missing vector
+        gives up and leaves it to the caller's own sync (no embedder is called from two threads)."""
+        other = next((ix for ix in (getattr(self.store, "bm25", None), getattr(self.store, "vectors", None))
+                      if isinstance(ix, _Index) and ix is not self), None)
+        if other is not None:
+            self.store.load_soon(lambda: other.synced(participant, sibling=False))
+
     def forget(self, participant: str) -> None:
+        """Drop the participant's index (an erasure); a load of it in progress on another thread
+        (the loader's) is waited for, so nothing it read outlives this call in the index."""
         with self._lock:
-            self._parts.pop(participant, None)
+            idx = self._parts.pop(participant, None)
+        if idx is not None:
+            with idx.lock:
+                pass
 
 
 def _mask(ordinals: np.ndarray, n: int, exclude) -> np.ndarray | None:
@@ -273,14 +298,30 @@ class _Lexical(_ParticipantIndex):
 
     def _add_joined(self, joined: str, n_docs: int) -> None:
         """The same postings as `add`, built with numpy from all texts at once (a cold load): the
-        texts come joined by SEP, lowered and tokenized by one regex pass (SEP is a token of its
-        own that ends each document), tokens numbered through one dict, (term, doc) pairs counted
-        by one np.unique."""
+        texts come joined by SEP, lowered and tokenized by the regex (SEP is a token of its own
+        that ends each document), tokens numbered through one dict in order of first occurrence,
+        (term, doc) pairs counted by one np.unique. The text is tokenized in pieces of about
+        CHUNK characters (cut at a SEP, so no token is cut), the GIL handed over between pieces:
+        the other index loads beside this one (`_load_sibling`) and on PostgreSQL its vector read
+        needs the GIL once per row, which one long regex call would keep from it."""
         start = self.ordinals.n
-        flat = _WORD_OR_SEP.findall(joined.lower())
-        vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        low = joined.lower()
+        vocab: dict[str, int] = {}
+        parts = []
+        at = 0
+        while at < len(low):
+            end = low.find(SEP, at + CHUNK) if at + CHUNK < len(low) else -1
+            end = len(low) if end < 0 else end
+            flat = _WORD_OR_SEP.findall(low, at, end)
+            for t in dict.fromkeys(flat):
+                if t not in vocab:
+                    vocab[t] = len(vocab)
+            parts.append(np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat)))
+            at = end
+            if at < len(low):
+                time.sleep(0)  # let a waiting thread (the sibling load) take the GIL
         terms = list(vocab)
-        ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         stop = np.fromiter((t in STOPWORDS for t in terms), dtype=bool, count=len(terms))
         sep = vocab.get(SEP)
         if sep is not None:
@@ -385,6 +426,10 @@ class _Dense(_ParticipantIndex):
         self.vectors.extend(self.fetch(participant, None, ordinals))
 
 
+class _LeftToCaller(Exception):
+    """A sibling load that stops short (the index stays as it was; its next sync loads it)."""
+
+
 class VectorIndex(_Index):
     """Dense similarity over all-MiniLM-L6-v2 vectors: a numpy scan of the participant's rows.
 
@@ -397,6 +442,16 @@ class VectorIndex(_Index):
     def __init__(self, store, embedder: embeddings.Embedder | None = None):
         super().__init__(store)
         self.embedder = embedder or embeddings.default()
+        self._embeds = threading.local()  # .ok False: this thread's load must not embed (a sibling load)
+
+    def synced(self, participant: str, sibling: bool = True) -> _ParticipantIndex:
+        if sibling:
+            return super().synced(participant)
+        self._embeds.ok = False
+        try:
+            return super().synced(participant, sibling=False)
+        finally:
+            self._embeds.ok = True
 
     def _new(self):
         return _Dense(self._fetch)
@@ -410,6 +465,8 @@ class VectorIndex(_Index):
         got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=ids)
         if len(got_ord) == len(ordinals) and np.array_equal(got_ord, ordinals):
             return got_vec  # every row has its vector (a cold load): the array as read, no copy
+        if not getattr(self._embeds, "ok", True):
+            raise _LeftToCaller("a vector is missing: the caller's own sync embeds it")
         if rows is None:  # (id, ordinal) of each ordinal; one deleted since has id None (left at 0)
             id_of = dict(self.store.conn.execute(
                 "SELECT ordinal, id FROM messages WHERE participant=? AND ordinal>=? AND ordinal<=?",

@@ -193,3 +193,62 @@ def test_threads_loading_one_participant_at_once_load_it_once(home):
         assert cold.vectors.synced("ana").vectors.n == 2 * indexes.BULK
         assert len(cold.bm25.synced("ana").doc_len.view) == 2 * indexes.BULK
         cold.close()
+
+
+@pytest.mark.both_backends
+def test_the_loader_beside_a_cold_query_never_embeds_and_never_runs_inside_a_transaction(home):
+    """A cold load starts the other index's load on the store's loader thread. That load gives up
+    on a missing vector (the caller's own sync embeds it: the embedder is used from one thread),
+    and none starts inside a transaction (the loader's connection would not see its rows)."""
+    import threading
+
+    from memory.embeddings import HashEmbedder
+
+    class Recording(HashEmbedder):
+        threads: set = set()
+
+        def encode(self, texts, batch_size: int = 64):
+            Recording.threads.add(threading.current_thread().name)
+            return super().encode(texts, batch_size)
+
+    warm = Store(home)
+    warm.vectors.embedder = HashEmbedder()
+    records.accept(warm, "ana", tz="Europe/Berlin")
+    messages.append_many(warm, "ana", _odd_rows(0, 2 * indexes.BULK))
+    full = warm.vectors.synced("ana").vectors.view.copy()
+    with warm.transaction() as conn:
+        conn.execute("DELETE FROM message_vectors WHERE participant=? AND ordinal IN (2, 300)", ("ana",))
+    warm.close()
+
+    cold = Store(home)
+    cold.vectors.embedder = Recording()
+    cold.bm25.synced("ana")  # starts the vector load on the loader, which stops at the missing vectors
+    held = cold.vectors.synced("ana")
+    assert np.array_equal(held.vectors.view, full) and held.ordinals.view.tolist() == list(range(1, 2 * indexes.BULK + 1))
+    assert Recording.threads == {threading.current_thread().name}
+    cold.close()
+
+    cold = Store(home)
+    with cold.transaction():
+        cold.bm25.synced("ana")
+        assert cold._loader is None  # nothing started beside a transaction
+    assert np.array_equal(cold.vectors.synced("ana").vectors.view, full)
+    cold.close()
+    assert cold._loader is None
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 10**9])
+def test_the_bulk_tokenizer_cut_in_pieces_gives_the_postings_of_add(monkeypatch, chunk):
+    """The bulk build tokenizes the joined texts in pieces cut at a separator (indexes.CHUNK): any
+    piece size gives exactly the postings and lengths the one-message-at-a-time `add` gives."""
+    monkeypatch.setattr(indexes, "CHUNK", chunk)
+    texts = [r["text"] for r in _odd_rows(0, 300)] + ["ΣΟΦΟΣ", "ΟΔΟΣ\x1f", "\x1f", "end"]
+    one, bulk = indexes._Lexical(), indexes._Lexical()
+    for i, t in enumerate(texts):
+        one.add("ana", [(i, i + 1, t)], np.array([i + 1]))
+        one.ordinals.extend([i + 1])
+    bulk._add_bulk(texts)
+    assert np.array_equal(one.doc_len.view, bulk.doc_len.view) and np.array_equal(one.cum_len.view, bulk.cum_len.view)
+    assert list(one.postings) == list(bulk.postings)
+    for t in one.postings:
+        assert np.array_equal(one.arrays(t)[0], bulk.arrays(t)[0]) and np.array_equal(one.arrays(t)[1], bulk.arrays(t)[1])
