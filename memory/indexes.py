@@ -10,17 +10,21 @@ bound too, so not even a later message's words leak into a score.
 
 Dense vectors are persisted in `message_vectors` (sqlite-vec on SQLite, pgvector on PostgreSQL)
 in the same transaction as their message; BM25 is rebuilt from text on start and needs no table
-of its own. A cold load reads a participant's rows in bulk: one query for the texts, one for the
-vectors (as one array, `store.read_vectors`), and BM25's postings are built with numpy from all
-texts at once. The vector buffer grows by chunks, never by copying what it holds, so no turn
-pays for a copy of the whole matrix.
+of its own. A cold load (BULK or more new ordinals: a restart, a deletion) reads a participant's
+rows in bulk, with no Python object per message: BM25 one row of two aggregates (the ordinals as
+text, the texts joined by SEP), tokenized in pieces and counted with numpy; the vector index the
+ordinals the same way and the vectors as one array (`store.read_vectors`). The first index asked
+starts the other's load on the store's loader thread (`_load_sibling`), so the first query after
+a restart waits for the slower of the two loads rather than their sum. The vector buffer grows
+by chunks, never by copying what it holds, so no turn pays for a copy of the whole matrix.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
-from itertools import chain
+import time
 
 import numpy as np
 
@@ -28,7 +32,10 @@ from memory import embeddings
 from memory.tokens import STOPWORDS, WORD, tokenize
 
 K1, B = 1.5, 0.75
-BULK = 256  # rows synced at once from which BM25 builds its postings with numpy
+BULK = 256  # rows synced at once from which an index loads in bulk (one aggregate query, numpy)
+SEP = "\x1f"  # joins the texts of a bulk read (not a word character: it ends a document's last token)
+_WORD_OR_SEP = re.compile(WORD.pattern + "|" + SEP, WORD.flags)
+CHUNK = 32_768  # characters a bulk load tokenizes between two hand-overs of the GIL (about 1 ms)
 
 
 class _Grow:
@@ -130,7 +137,11 @@ class _ParticipantIndex:
         self.ordinals = _Grow(np.int64)
 
     def reset(self, epoch: int) -> None:
+        """Empty, for a reload; called with `lock` held, which stays the same object (a new lock
+        would let another thread into the load this one is doing)."""
+        lock = self.lock
         self.__init__()
+        self.lock = lock
         self.epoch = epoch
 
     def add(self, participant: str, rows, ordinals: np.ndarray) -> None:  # rows: (id, ordinal, text)
@@ -150,7 +161,7 @@ class _Index:
     def _new(self) -> _ParticipantIndex:
         raise NotImplementedError
 
-    def synced(self, participant: str) -> _ParticipantIndex:
+    def synced(self, participant: str, sibling: bool = True) -> _ParticipantIndex:
         idx = self._parts.get(participant)
         if idx is None:
             with self._lock:
@@ -159,13 +170,22 @@ class _Index:
         p = conn.execute(
             "SELECT next_ordinal, index_epoch FROM participants WHERE participant=?", (participant,)
         ).fetchone()
+        if sibling and p is not None and not conn.in_transaction and \
+                p["next_ordinal"] - (1 if p["index_epoch"] != idx.epoch else idx.next_ordinal) >= BULK:
+            self._load_sibling(participant)
         with idx.lock:
             if p is None:
                 idx.reset(-1)
                 return idx
             if p["index_epoch"] != idx.epoch:
                 idx.reset(p["index_epoch"])
-            if p["next_ordinal"] > idx.next_ordinal:
+            if p["next_ordinal"] - idx.next_ordinal >= BULK:  # a cold load (a restart, a deletion)
+                ordinals, payload = self._read_bulk(conn, participant, idx.next_ordinal)
+                if len(ordinals):
+                    idx.add_bulk(participant, ordinals, payload)
+                    idx.ordinals.extend(ordinals)
+                    idx.next_ordinal = int(ordinals[-1]) + 1
+            elif p["next_ordinal"] > idx.next_ordinal:
                 rows = conn.execute(
                     f"SELECT {self.COLUMNS} FROM messages WHERE participant=? AND ordinal>=? ORDER BY ordinal",
                     (participant, idx.next_ordinal),
@@ -177,9 +197,45 @@ class _Index:
                     idx.next_ordinal = int(ordinals[-1]) + 1
         return idx
 
+    BULK_TEXT = False  # whether a bulk read brings the texts
+
+    def _read_bulk(self, conn, participant: str, from_ordinal: int):
+        """(ordinals, texts joined by SEP or None) of the participant's messages from `from_ordinal`
+        on, in ordinal order, as one row of aggregates: no Python object per message. A SEP inside
+        a text is read as a space (neither is a word character, so the tokens are the same)."""
+        if self.BULK_TEXT:
+            r = conn.execute("SELECT string_agg(CAST(ordinal AS TEXT), ',' ORDER BY ordinal), "
+                             "string_agg(replace(text, ?, ' '), ? ORDER BY ordinal) "
+                             "FROM messages WHERE participant=? AND ordinal>=?",
+                             (SEP, SEP, participant, from_ordinal)).fetchone()
+        else:
+            r = conn.execute("SELECT string_agg(CAST(ordinal AS TEXT), ',' ORDER BY ordinal) "
+                             "FROM messages WHERE participant=? AND ordinal>=?", (participant, from_ordinal)).fetchone()
+        if r is None or r[0] is None:
+            return np.zeros(0, dtype=np.int64), None
+        ordinals = np.fromstring(r[0], dtype=np.int64, sep=",")
+        return ordinals, (r[1] if self.BULK_TEXT else None)
+
+    def _load_sibling(self, participant: str) -> None:
+        """A cold load (a restart, a deletion): the store's other index loads the same participant
+        at the same time, on the store's loader thread (its reads wait on the database with the GIL
+        released while this one tokenizes), so the first query waits for the slower of the two
+        loads, not their sum. Only outside a transaction (the loader's connection could not see
+        the caller's uncommitted rows); a load there that would have to embed a missing vector
+        gives up and leaves it to the caller's own sync (no embedder is called from two threads)."""
+        other = next((ix for ix in (getattr(self.store, "bm25", None), getattr(self.store, "vectors", None))
+                      if isinstance(ix, _Index) and ix is not self), None)
+        if other is not None:
+            self.store.load_soon(lambda: other.synced(participant, sibling=False))
+
     def forget(self, participant: str) -> None:
+        """Drop the participant's index (an erasure); a load of it in progress on another thread
+        (the loader's) is waited for, so nothing it read outlives this call in the index."""
         with self._lock:
-            self._parts.pop(participant, None)
+            idx = self._parts.pop(participant, None)
+        if idx is not None:
+            with idx.lock:
+                pass
 
 
 def _mask(ordinals: np.ndarray, n: int, exclude) -> np.ndarray | None:
@@ -234,25 +290,57 @@ class _Lexical(_ParticipantIndex):
         total = self.cum_len.view[-1]
         self.cum_len.extend(total + np.cumsum(lens, dtype=np.float64))
 
+    def add_bulk(self, participant: str, ordinals: np.ndarray, joined: str) -> None:
+        self._add_joined(joined, len(ordinals))
+
     def _add_bulk(self, texts: list[str]) -> None:
-        """The same postings as `add`, built with numpy from all texts at once (a cold load):
-        tokens are numbered through one dict, (term, doc) pairs counted by one np.unique."""
+        self._add_joined(SEP.join(t.replace(SEP, " ") for t in texts), len(texts))
+
+    def _add_joined(self, joined: str, n_docs: int) -> None:
+        """The same postings as `add`, built with numpy from all texts at once (a cold load): the
+        texts come joined by SEP, lowered and tokenized by the regex (SEP is a token of its own
+        that ends each document), tokens numbered through one dict in order of first occurrence,
+        (term, doc) pairs counted by one np.unique. The text is tokenized in pieces of about
+        CHUNK characters (cut at a SEP, so no token is cut), the GIL handed over between pieces:
+        the other index loads beside this one (`_load_sibling`) and on PostgreSQL its vector read
+        needs the GIL once per row, which one long regex call would keep from it."""
         start = self.ordinals.n
-        words = [WORD.findall(t.lower()) for t in texts]
-        per_doc = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        flat = list(chain.from_iterable(words))
-        vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        low = joined.lower()
+        vocab: dict[str, int] = {}
+        parts = []
+        at = 0
+        while at < len(low):
+            end = low.find(SEP, at + CHUNK) if at + CHUNK < len(low) else -1
+            end = len(low) if end < 0 else end
+            flat = _WORD_OR_SEP.findall(low, at, end)
+            for t in dict.fromkeys(flat):
+                if t not in vocab:
+                    vocab[t] = len(vocab)
+            parts.append(np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat)))
+            at = end
+            if at < len(low):
+                time.sleep(0)  # let a waiting thread (the sibling load) take the GIL
         terms = list(vocab)
-        ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        doc = np.repeat(np.arange(len(texts), dtype=np.int64), per_doc)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         stop = np.fromiter((t in STOPWORDS for t in terms), dtype=bool, count=len(terms))
+        sep = vocab.get(SEP)
+        if sep is not None:
+            is_sep = ids == sep
+            doc = np.cumsum(is_sep)  # a token's document: how many separators came before it
+            if int(doc[-1]) != n_docs - 1:
+                raise ValueError(f"bulk texts: {int(doc[-1]) + 1} documents for {n_docs} ordinals")
+            stop[sep] = True
+        elif n_docs > 1:
+            raise ValueError(f"bulk texts: 1 document for {n_docs} ordinals")
+        else:
+            doc = np.zeros(len(ids), dtype=np.int64)
         keep = ~stop[ids] if len(ids) else np.zeros(0, dtype=bool)
         ids, doc = ids[keep], doc[keep]
-        self._lengths(np.bincount(doc, minlength=len(texts)).astype(np.float64))
+        self._lengths(np.bincount(doc, minlength=n_docs).astype(np.float64))
         if not len(ids):
             return
-        pair, tf = np.unique(ids * len(texts) + doc, return_counts=True)  # sorted by term, then doc
-        term_of, doc_of = pair // len(texts), pair % len(texts) + start
+        pair, tf = np.unique(ids * n_docs + doc, return_counts=True)  # sorted by term, then doc
+        term_of, doc_of = pair // n_docs, pair % n_docs + start
         cuts = np.flatnonzero(np.diff(term_of)) + 1
         bounds = np.concatenate(([0], cuts, [len(pair)]))
         tfs = tf.astype(np.float64)
@@ -278,6 +366,8 @@ _NO_TFS = np.zeros(0, dtype=np.float64)
 
 class LexicalIndex(_Index):
     """BM25 (k1=1.5, b=0.75, Lucene's non-negative idf) with corpus statistics as of the bound."""
+
+    BULK_TEXT = True
 
     def _new(self):
         return _Lexical()
@@ -332,6 +422,13 @@ class _Dense(_ParticipantIndex):
     def add(self, participant: str, rows, ordinals: np.ndarray) -> None:  # rows: (id, ordinal)
         self.vectors.extend(self.fetch(participant, rows, ordinals))
 
+    def add_bulk(self, participant: str, ordinals: np.ndarray, _texts=None) -> None:
+        self.vectors.extend(self.fetch(participant, None, ordinals))
+
+
+class _LeftToCaller(Exception):
+    """A sibling load that stops short (the index stays as it was; its next sync loads it)."""
+
 
 class VectorIndex(_Index):
     """Dense similarity over all-MiniLM-L6-v2 vectors: a numpy scan of the participant's rows.
@@ -345,6 +442,16 @@ class VectorIndex(_Index):
     def __init__(self, store, embedder: embeddings.Embedder | None = None):
         super().__init__(store)
         self.embedder = embedder or embeddings.default()
+        self._embeds = threading.local()  # .ok False: this thread's load must not embed (a sibling load)
+
+    def synced(self, participant: str, sibling: bool = True) -> _ParticipantIndex:
+        if sibling:
+            return super().synced(participant)
+        self._embeds.ok = False
+        try:
+            return super().synced(participant, sibling=False)
+        finally:
+            self._embeds.ok = True
 
     def _new(self):
         return _Dense(self._fetch)
@@ -352,10 +459,19 @@ class VectorIndex(_Index):
     def _fetch(self, participant: str, rows, ordinals: np.ndarray) -> np.ndarray:
         """The rows' vectors, read in one query; a message stored without one (written before
         vectors existed, or whose reply vector a crash cut off, see `complete`) is embedded now
-        and its vector stored."""
-        got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=[r[0] for r in rows])
+        and its vector stored. `rows` None (a bulk load): the ordinals only, the ids are read if
+        a vector is missing."""
+        ids = None if rows is None else [r[0] for r in rows]
+        got_ord, got_vec = self.store.read_vectors(participant, int(ordinals[0]), ids=ids)
         if len(got_ord) == len(ordinals) and np.array_equal(got_ord, ordinals):
             return got_vec  # every row has its vector (a cold load): the array as read, no copy
+        if not getattr(self._embeds, "ok", True):
+            raise _LeftToCaller("a vector is missing: the caller's own sync embeds it")
+        if rows is None:  # (id, ordinal) of each ordinal; one deleted since has id None (left at 0)
+            id_of = dict(self.store.conn.execute(
+                "SELECT ordinal, id FROM messages WHERE participant=? AND ordinal>=? AND ordinal<=?",
+                (participant, int(ordinals[0]), int(ordinals[-1]))).fetchall())
+            rows = [(id_of.get(o), o) for o in ordinals.tolist()]
         out = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
         pos = np.searchsorted(ordinals, got_ord)
         ok = (pos < len(ordinals)) & (ordinals[np.minimum(pos, len(ordinals) - 1)] == got_ord)
@@ -364,6 +480,7 @@ class VectorIndex(_Index):
         have[pos[ok]] = True
         missing = np.flatnonzero(~have).tolist()
         if missing:  # the scan must see every message
+            missing = [i for i in missing if rows[i][0] is not None]
             texts = self._texts([rows[i][0] for i in missing])
             have_text = [i for i in missing if rows[i][0] in texts]  # a message deleted since: left at 0
             if have_text:

@@ -60,6 +60,7 @@ class BaseStore:
         self._later_q: list = []
         self._pending: dict[str, int] = {}
         self._later_thread: threading.Thread | None = None
+        self._loader = None  # the index loader thread (load_soon), started on first use
         self._open(database)
         with self.transaction() as conn:
             migrations.apply(conn)
@@ -135,6 +136,26 @@ class BaseStore:
             self._pending[participant] = self._pending.get(participant, 0) + 1
             self._later_cv.notify_all()
 
+    def load_soon(self, fn) -> None:
+        """Run `fn()` on this store's loader thread, now, beside the caller: an index's cold load
+        beside the other index's (memory.indexes). A failure is logged at debug level: the index
+        loads itself at its next use."""
+        with self._lock:
+            if self._loader is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-index-load")
+            loader = self._loader
+
+        def run():
+            try:
+                fn()
+            except Exception as e:
+                log.debug("an index load beside the first query stopped (%s); it loads at its next use", e)
+
+        with contextlib.suppress(RuntimeError):  # the store closed meanwhile: nothing to load beside
+            loader.submit(run)
+
     def settle(self, participant: str | None = None) -> None:
         """Wait until the background work of `participant` (of everyone: None) is committed."""
         with self._later_cv:
@@ -179,6 +200,10 @@ class BaseStore:
 
     def close(self) -> None:
         self.settle()
+        with self._lock:
+            loader, self._loader = self._loader, None
+        if loader is not None:
+            loader.shutdown(wait=True)
         with self._lock:
             for conn in self._all:
                 with contextlib.suppress(Exception):

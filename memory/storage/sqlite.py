@@ -99,16 +99,41 @@ class SqliteStore(BaseStore):
             marks = ",".join("?" * len(ids))
             rows = self.conn.execute(f"SELECT ordinal, embedding FROM message_vectors WHERE rowid IN ({marks})",
                                      tuple(int(i) for i in ids)).fetchall()
+            if not rows:
+                return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
+            ordinals = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         else:
-            rows = self.conn.execute(
-                "SELECT ordinal, embedding FROM message_vectors WHERE participant=? AND ordinal>=?",
-                (participant, from_ordinal)).fetchall()
-        if not rows:
+            ordinals, matrix = self._read_partition(participant, from_ordinal)
+        if len(ordinals) > 1 and not bool(np.all(ordinals[1:] > ordinals[:-1])):
+            order = np.argsort(ordinals, kind="stable")
+            return ordinals[order], matrix[order]
+        return ordinals, matrix
+
+    def _read_partition(self, participant: str, from_ordinal: int) -> tuple[np.ndarray, np.ndarray]:
+        """The partition as one row of two aggregates (the ordinals as text, the vectors' bytes as
+        one blob, both in the scan's one order): one step of SQLite, no Python object per row, the
+        GIL released for the whole scan. Ordinals start at 1, so from 1 on needs no filter (vec0
+        filters a metadata column by reading it for every row). A partition past SQLite's length
+        limit (about 650,000 vectors) is read row by row."""
+        where = "participant=?" + (" AND ordinal>=?" if from_ordinal > 1 else "")
+        params = (participant, from_ordinal) if from_ordinal > 1 else (participant,)
+        try:
+            r = self.conn.execute("SELECT count(*), group_concat(ordinal), CAST(group_concat(embedding, '') AS BLOB) "
+                                  f"FROM message_vectors WHERE {where}", params).fetchone()
+        except sqlite3.DataError:  # SQLITE_TOOBIG
+            r = None
+        if r is not None and not r[0]:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
+        if r is not None:
+            ordinals = np.fromstring(r[1], dtype=np.int64, sep=",")
+            matrix = np.frombuffer(r[2], dtype=np.float32)
+            if len(ordinals) == r[0] and len(matrix) == r[0] * 384:
+                return ordinals, matrix.reshape(r[0], 384)
+        rows = self.conn.execute(f"SELECT ordinal, embedding FROM message_vectors WHERE {where}", params).fetchall()
         ordinals = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        order = np.argsort(ordinals, kind="stable")
-        return ordinals[order], matrix[order]
+        return ordinals, matrix
 
     # ------------------------------------------------------------ schema
 
