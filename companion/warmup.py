@@ -91,14 +91,13 @@ def read_ahead(store, participants) -> threading.Thread | None:
     erasure.forget_erased_elsewhere(store)  # an erasure after this is seen by the next turn
 
     def run():
-        from memory import answers, embeddings, nlp
+        from memory import answers
 
         for p in todo:
             try:
                 answers.prefetch(store, p)
                 if store.conn.execute("SELECT 1 FROM participants WHERE participant=?", (p,)).fetchone() is None:
-                    nlp.forget()  # erased while it was read: drop what the read kept
-                    embeddings.default().clear_cache()
+                    erasure.drop_kept_words(store)  # erased while it was read: drop what the read kept
             except Exception:  # a cache fill: the turn reads the same itself
                 log.exception("reading ahead for a participant failed; their next turn reads it itself")
             finally:

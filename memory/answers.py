@@ -864,8 +864,9 @@ def prefetch(store, participant: str) -> int:
     latest SELECTOR_LATEST messages: the names they use (`known_names`), the selector's stated
     sentences (`_selector_sentences`) and those sentences' vectors, each kept by text (memory.nlp's
     readings, the shared embedder's cache) exactly as a turn would keep them. Without it the first
-    such question after a restart parses and embeds them all inside its turn (2 s here). Returns the
-    messages read. Reads nothing of anyone else's, stores nothing."""
+    such question after a restart parses and embeds them all inside its turn (2 s here). The parses
+    it makes of their messages are stored after it, as a turn's are (memory.parses). Returns the
+    messages read. Reads nothing of anyone else's."""
     from memory import answer_select, parses
 
     p = store.conn.execute("SELECT next_ordinal FROM participants WHERE participant=?", (participant,)).fetchone()
